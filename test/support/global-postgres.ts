@@ -1,0 +1,23 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startEmbeddedPostgres } from './embedded-postgres.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Connection URL of the PostgreSQL server shared by the whole run (its `postgres` database). */
+    postgresAdminUrl: string;
+  }
+}
+
+/** Starts one real PostgreSQL for the whole test run; each test file makes its own database in it. */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const dir = await mkdtemp(join(tmpdir(), 'gw-test-pg-'));
+  const server = await startEmbeddedPostgres(dir);
+  project.provide('postgresAdminUrl', server.adminUrl);
+  return async () => {
+    await server.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
+}
