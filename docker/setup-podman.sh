@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Prepares a Docker-compatible container engine (podman with runc) on a Debian 12 machine
+# that has no Docker engine and no registry access, as root. Idempotent: a second run only
+# checks, and restarts the API service if it is not answering.
+#
+#   eval "$(docker/setup-podman.sh)"      # installs, starts, exports DOCKER_HOST & co.
+#
+# Progress goes to stderr; stdout carries only the `export` lines to evaluate.
+# See docs/decisions/20261122-containers-engine.md.
+set -euo pipefail
+
+SOCKET_DIR=/run/podman
+SOCKET="${SOCKET_DIR}/podman.sock"
+SERVICE_LOG="${PODMAN_SERVICE_LOG:-/var/log/podman-service.log}"
+CONF=/etc/containers/containers.conf
+PACKAGES=(
+  podman runc docker-compose mmdebstrap
+  # podman's networking (service names resolve through aardvark-dns), init, rootless helpers
+  netavark aardvark-dns slirp4netns fuse-overlayfs catatonit uidmap iptables
+  # used here to probe the socket; by the image build script
+  curl ca-certificates tar gzip
+)
+
+log() { printf '[setup-podman] %s\n' "$*" >&2; }
+
+if [[ "$(id -u)" -ne 0 ]]; then
+  log "must run as root (installs packages, writes ${CONF}, owns ${SOCKET})"
+  exit 1
+fi
+
+# 1. Packages: only touch apt when something is missing, and then update the lists first.
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q '^install ok installed$'; then
+    missing+=("$pkg")
+  fi
+done
+if ((${#missing[@]} > 0)); then
+  log "installing: ${missing[*]}"
+  apt_log="$(mktemp /tmp/setup-podman-apt.XXXXXX.log)"
+  if ! {
+    export DEBIAN_FRONTEND=noninteractive NEEDRESTART_SUSPEND=1
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  } >"$apt_log" 2>&1; then
+    log "apt-get failed; last lines of ${apt_log}:"
+    tail -n 30 "$apt_log" >&2
+    exit 1
+  fi
+  rm -f "$apt_log"
+else
+  log "packages already installed"
+fi
+
+# 2. Engine configuration: runc (crun fails on this kernel's hybrid cgroups) and ulimits
+#    below the sandbox's hard limits (podman's defaults are higher, and raising them fails).
+desired_conf='# Written by docker/setup-podman.sh (see docs/decisions/20261122-containers-engine.md).
+[containers]
+default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
+
+[engine]
+runtime = "runc"
+'
+mkdir -p "$(dirname "$CONF")"
+if [[ -f "$CONF" ]] && [[ "$(cat "$CONF")" == "$(printf '%s' "$desired_conf")" ]]; then
+  log "${CONF} already up to date"
+else
+  if [[ -f "$CONF" ]] && [[ ! -f "${CONF}.orig" ]]; then
+    cp -p "$CONF" "${CONF}.orig"
+    log "kept the previous ${CONF} as ${CONF}.orig"
+  fi
+  printf '%s' "$desired_conf" >"$CONF"
+  log "wrote ${CONF}"
+  conf_changed=1
+fi
+
+# 3. The Docker-compatible API socket.
+answers() { curl -fsS --max-time 3 --unix-socket "$SOCKET" http://d/_ping >/dev/null 2>&1; }
+
+service_pids() { pgrep -f "podman system service .*unix://${SOCKET}" || true; }
+
+if [[ -n "${conf_changed:-}" ]] && [[ -n "$(service_pids)" ]]; then
+  # A running service keeps its old configuration: restart it.
+  log "configuration changed: restarting the API service"
+  for pid in $(service_pids); do kill "$pid"; done
+  sleep 1
+fi
+
+if answers; then
+  log "API socket ${SOCKET} already answers"
+else
+  for pid in $(service_pids); do
+    log "API service ${pid} does not answer: stopping it"
+    kill "$pid" 2>/dev/null || true
+  done
+  mkdir -p "$SOCKET_DIR"
+  rm -f "$SOCKET"
+  log "starting: podman system service --time=0 unix://${SOCKET} (log: ${SERVICE_LOG})"
+  setsid podman system service --time=0 "unix://${SOCKET}" </dev/null >>"$SERVICE_LOG" 2>&1 &
+  for _ in $(seq 1 100); do
+    if answers; then break; fi
+    sleep 0.1
+  done
+  if ! answers; then
+    log "the API socket did not answer within 10 s; last lines of ${SERVICE_LOG}:"
+    tail -n 20 "$SERVICE_LOG" >&2 || true
+    exit 1
+  fi
+  log "API socket answers"
+fi
+
+version="$(curl -fsS --max-time 3 --unix-socket "$SOCKET" http://d/version |
+  sed -n 's/.*"Version":"\([^"]*\)".*/\1/p' | head -n 1)"
+log "engine: podman ${version:-?} (runtime $(podman info --format '{{.Host.OCIRuntime.Name}}' 2>/dev/null || echo '?'))"
+
+cat <<EOF
+export DOCKER_HOST=unix://${SOCKET}
+export TESTCONTAINERS_RYUK_DISABLED=true
+export TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1
+EOF
