@@ -1,0 +1,84 @@
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from './app.js';
+import { ROUTES } from './routes/table.js';
+import { SessionStore } from './sessions/store.js';
+import { resolveSettings, type SettingsInput } from './settings.js';
+import type { EngineSettings, EngineState } from './state.js';
+import { UserStore } from './users/store.js';
+
+/** How to start an engine in-process; everything is optional. */
+export interface EngineOptions extends SettingsInput {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0: any free port. */
+  port?: number;
+  /** Password of the first administrator; generated (and returned) when absent. */
+  adminPassword?: string;
+  /** Clock in milliseconds; tests pass their own to expire sessions without waiting. */
+  now?: () => number;
+  /** Where unexpected errors are reported; default stderr. */
+  log?: (line: string) => void;
+}
+
+/** A listening engine. */
+export interface RunningEngine {
+  /** `http://host:port`, without a trailing slash. */
+  url: string;
+  host: string;
+  port: number;
+  settings: EngineSettings;
+  adminUser: string;
+  /** The administrator's password when the engine generated it, to be shown once. */
+  generatedAdminPassword: string | undefined;
+  /** Stops listening and drops open connections; every session is gone with it. */
+  close(): Promise<void>;
+}
+
+/** Starts an engine with fresh, empty state and its first administrator. */
+export async function startEngine(options: EngineOptions = {}): Promise<RunningEngine> {
+  const settings = resolveSettings(options);
+  const now = options.now ?? Date.now;
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const generatedAdminPassword =
+    options.adminPassword === undefined ? randomBytes(18).toString('base64url') : undefined;
+  const adminPassword = options.adminPassword ?? generatedAdminPassword!;
+  if (adminPassword.length === 0) throw new Error('the admin password must not be empty');
+
+  const users = new UserStore(now);
+  await users.create(settings.adminUser, { password: adminPassword, admin: true });
+  const state: EngineState = {
+    settings,
+    sessions: new SessionStore({
+      idleMs: settings.sessionIdleMs,
+      maxSessions: settings.maxSessions,
+      now,
+    }),
+    users,
+    routes: ROUTES,
+    now,
+  };
+
+  const server = createServer(createApp(state, log));
+  server.listen(options.port ?? 0, options.host ?? '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address() as AddressInfo;
+  const host = address.address;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+  return {
+    url,
+    host,
+    port: address.port,
+    settings,
+    adminUser: settings.adminUser,
+    generatedAdminPassword,
+    close: async () => {
+      const closed = once(server, 'close');
+      server.close();
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
