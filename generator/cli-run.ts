@@ -1,0 +1,138 @@
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { checkConfigDir } from './check.js';
+import { type ConfigDirResult, ensureConfigDir, renderConfigDir } from './config-dir.js';
+import { GeneratorError } from './errors.js';
+import { nginxArgs, writeMainConf } from './main-conf.js';
+import { loadSettings, SETTINGS_ENV, SETTINGS_FILE_ENV } from './settings.js';
+
+export const USAGE = `Usage: gateway-config <command> <dir> [options]
+
+Commands:
+  render <dir>          Render the settings into <dir>: replaces nginx/conf.d/default.conf and
+                        nginx/ssl/ssl.conf; creates nginx/ssl/nginx.crt and nginx.key if missing.
+  ensure <dir>          Complete <dir>: write only missing files, create the certificate if
+                        missing; never overwrite a file. Run on every container start.
+  check <dir>           Validate the settings, the certificate (key, FQDN, expiry) and, when
+                        nginx is on the PATH, the whole directory with nginx -t.
+  main-conf <dir>       Write the main <dir>/nginx.conf for runtime directory <dir> (pid and
+                        temporary files), including <config_dir>/nginx/conf.d/*.conf.
+
+Options:
+  --settings <file>     Settings YAML (default: $${SETTINGS_FILE_ENV}; neither: built-in defaults)
+  --nginx <path>        nginx for check (default: nginx on the PATH)
+  --error-log <where>   main-conf: stderr or a file (default <dir>/error.log)
+  --access-log <where>  main-conf: off, stdout or a file (default <dir>/access.log)
+  --user <name>         main-conf: worker user when nginx starts as root
+  -h, --help            Show this help
+
+Environment (overrides the settings file; empty means unset):
+${Object.entries(SETTINGS_ENV)
+  .map(([name, path]) => `  ${name.padEnd(28)}${path.join('.')}`)
+  .join('\n')}
+
+config_dir (where nginx sees the directory) defaults to <dir> itself for render, ensure
+and check; set it in the settings when rendering for another place (e.g. /etc/config).
+Exit status: 0 success, 1 invalid settings, certificate or configuration, 2 usage error.`;
+
+/** Where the CLI reads its environment and writes its output; tests pass their own. */
+export interface CliIo {
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+  out(line: string): void;
+  err(line: string): void;
+}
+
+function summary(dir: string, result: ConfigDirResult): string {
+  const part = (label: string, files: string[]) =>
+    files.length ? `${label} ${files.join(', ')}` : '';
+  return [`${dir}:`, part('wrote', result.written), part('kept', result.kept)]
+    .filter(Boolean)
+    .join(' ');
+}
+
+/** Runs `gateway-config` with `argv` (without node and the script); resolves to the exit status. */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (err) {
+    io.err(`gateway-config: ${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    io.out(USAGE);
+    return 0;
+  }
+  const [command, target, ...extra] = positionals;
+  if (command === undefined || target === undefined || extra.length > 0) {
+    io.err(`gateway-config: expected a command and one directory\n\n${USAGE}`);
+    return 2;
+  }
+  const dir = resolve(io.cwd, target);
+  const file = values.settings === undefined ? undefined : resolve(io.cwd, values.settings);
+  try {
+    switch (command) {
+      case 'render':
+      case 'ensure': {
+        const settings = await loadSettings({ file, env: io.env, defaults: { config_dir: dir } });
+        const write = command === 'render' ? renderConfigDir : ensureConfigDir;
+        io.out(summary(dir, await write(dir, settings)));
+        return 0;
+      }
+      case 'check': {
+        const settings = await loadSettings({ file, env: io.env, defaults: { config_dir: dir } });
+        const nginx = values.nginx === undefined ? undefined : resolve(io.cwd, values.nginx);
+        const report = await checkConfigDir(dir, settings, { nginx });
+        for (const note of report.notes) io.out(`note: ${note}`);
+        if (report.problems.length === 0) {
+          io.out(`${dir}: OK${report.nginxTested ? ' (nginx -t passed)' : ''}`);
+          return 0;
+        }
+        io.err(`${dir}: ${report.problems.length} problem(s)`);
+        for (const problem of report.problems) io.err(`  - ${problem.replaceAll('\n', '\n    ')}`);
+        return 1;
+      }
+      case 'main-conf': {
+        const settings = await loadSettings({ file, env: io.env });
+        const path = await writeMainConf({
+          runtimeDir: dir,
+          configDir: settings.config_dir,
+          errorLog: values['error-log'],
+          accessLog: values['access-log'],
+          user: values.user,
+        });
+        io.out(`wrote ${path}`);
+        io.out(`start nginx with: nginx ${nginxArgs(dir).join(' ')}`);
+        return 0;
+      }
+      default:
+        io.err(`gateway-config: unknown command "${command}"\n\n${USAGE}`);
+        return 2;
+    }
+  } catch (err) {
+    if (err instanceof GeneratorError) {
+      io.err(err.message);
+      return 1;
+    }
+    io.err(`gateway-config: ${(err as Error).message}`);
+    return 1;
+  }
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      settings: { type: 'string' },
+      nginx: { type: 'string' },
+      'error-log': { type: 'string' },
+      'access-log': { type: 'string' },
+      user: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}

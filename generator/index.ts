@@ -1,0 +1,44 @@
+/**
+ * The generator as a library: the native runner and the container entrypoint call these
+ * in-process; `gateway-config` (cli.ts) is a thin shell around them.
+ */
+export { type CertificatePair, createSelfSignedCertificate } from './certificate.js';
+export { type CertificateFiles, certificateProblems } from './certificate-check.js';
+export { type CheckOptions, type CheckReport, checkConfigDir } from './check.js';
+export { runCli } from './cli-run.js';
+export {
+  type ConfigDirOptions,
+  type ConfigDirResult,
+  ensureConfigDir,
+  renderConfigDir,
+} from './config-dir.js';
+export {
+  FORWARDED_TO_SIDECAR,
+  IDENTITY_FROM_SIDECAR,
+  REFUSAL_FROM_SIDECAR,
+} from './contract.js';
+export {
+  CertificateError,
+  ConfigDirError,
+  GeneratorError,
+  SettingsError,
+} from './errors.js';
+export { inConfigDir, LAYOUT } from './layout.js';
+export {
+  type MainConfOptions,
+  mainConfPath,
+  nginxArgs,
+  renderMainConf,
+  writeMainConf,
+} from './main-conf.js';
+export { findNginx, type NginxTestResult, testNginxConfig } from './nginx-binary.js';
+export { type RenderedFile, renderConfigFiles } from './render.js';
+export {
+  type LoadSettingsOptions,
+  loadSettings,
+  parseSettings,
+  type RawSettings,
+  SETTINGS_ENV,
+  SETTINGS_FILE_ENV,
+  type Settings,
+} from './settings.js';

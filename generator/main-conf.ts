@@ -1,0 +1,82 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { SettingsError } from './errors.js';
+import { replaceFile } from './file-writes.js';
+import { inConfigDir, LAYOUT } from './layout.js';
+import { quoted } from './nginx-literal.js';
+import { ABSOLUTE_PATH, USER_NAME } from './patterns.js';
+import { describeIssues } from './settings-issues.js';
+import { renderTemplate } from './templates.js';
+
+const absolutePath = z.string().regex(ABSOLUTE_PATH, { message: 'must be an absolute path' });
+
+const mainConfSchema = z.strictObject({
+  /** pid file and temporary files; the native runner's state folder, or e.g. /run/gateway. */
+  runtimeDir: absolutePath,
+  /** The configuration directory as nginx sees it; its nginx/conf.d/*.conf are included. */
+  configDir: absolutePath,
+  /** `stderr` or a file; default `<runtimeDir>/error.log`. */
+  errorLog: z.union([z.literal('stderr'), absolutePath]).optional(),
+  errorLogLevel: z.enum(['debug', 'info', 'notice', 'warn', 'error', 'crit']).default('warn'),
+  /** `off`, `stdout` or a file; default `<runtimeDir>/access.log`. */
+  accessLog: z.union([z.literal('off'), z.literal('stdout'), absolutePath]).optional(),
+  workerProcesses: z.union([z.literal('auto'), z.number().int().min(1).max(256)]).default('auto'),
+  workerConnections: z.number().int().min(16).max(65536).default(1024),
+  /** Worker user when the master runs as root; omitted: nginx's built-in default. */
+  user: z.string().regex(USER_NAME, { message: 'must be a user name' }).optional(),
+});
+
+export type MainConfOptions = z.input<typeof mainConfSchema>;
+
+// nginx creates all of these at start-up; the compiled-in defaults need root.
+const TEMP_PATHS = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'] as const;
+
+/** Renders the main nginx.conf (`templates/nginx.conf.hbs`) for a runtime directory. */
+export function renderMainConf(options: MainConfOptions): string {
+  const parsed = mainConfSchema.safeParse(options);
+  if (!parsed.success) {
+    throw new SettingsError('main nginx.conf options', describeIssues(parsed.error.issues));
+  }
+  const o = parsed.data;
+  const errorLog = o.errorLog ?? join(o.runtimeDir, 'error.log');
+  const accessLog = o.accessLog ?? join(o.runtimeDir, 'access.log');
+  return renderTemplate('nginx.conf.hbs', {
+    workerProcesses: String(o.workerProcesses),
+    workerConnections: o.workerConnections,
+    pid: quoted(join(o.runtimeDir, 'nginx.pid')),
+    errorLog: errorLog === 'stderr' ? 'stderr' : quoted(errorLog),
+    errorLogLevel: o.errorLogLevel,
+    user: o.user ?? null,
+    accessLog:
+      accessLog === 'off' ? 'off' : quoted(accessLog === 'stdout' ? '/dev/stdout' : accessLog),
+    tempPaths: TEMP_PATHS.map((name) => ({
+      name: `${name}_temp_path`,
+      value: quoted(join(o.runtimeDir, `${name}_temp`)),
+    })),
+    include: quoted(inConfigDir(o.configDir, LAYOUT.confGlob)),
+  });
+}
+
+/** Path of the main configuration inside a runtime directory. */
+export function mainConfPath(runtimeDir: string): string {
+  return join(runtimeDir, 'nginx.conf');
+}
+
+/** Writes `<runtimeDir>/nginx.conf` (replacing it) and returns its path. */
+export async function writeMainConf(options: MainConfOptions): Promise<string> {
+  const text = renderMainConf(options);
+  await mkdir(options.runtimeDir, { recursive: true });
+  const path = mainConfPath(options.runtimeDir);
+  await replaceFile(path, text);
+  return path;
+}
+
+/**
+ * Arguments that start nginx on a runtime directory written by `writeMainConf`. `-e stderr`
+ * keeps nginx from opening its compiled-in error log (often under /var/log) before it has
+ * read the configuration.
+ */
+export function nginxArgs(runtimeDir: string): string[] {
+  return ['-p', `${runtimeDir}/`, '-c', mainConfPath(runtimeDir), '-e', 'stderr'];
+}
