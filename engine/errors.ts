@@ -53,6 +53,17 @@ export class BodyTooLargeError extends EngineError {
   }
 }
 
+export class HeadersTooLargeError extends EngineError {
+  constructor() {
+    super(
+      'exception.webservices.request.headers.too.large',
+      431,
+      'The request headers are too large.',
+      'Send fewer or shorter headers (cookies included).',
+    );
+  }
+}
+
 export class UnsupportedMediaTypeError extends EngineError {
   constructor(message: string) {
     super(

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
+import { answerClientError } from './http/client-error.js';
 import { ROUTES } from './routes/table.js';
 import { SessionStore } from './sessions/store.js';
 import { resolveSettings, type SettingsInput } from './settings.js';
@@ -62,6 +63,7 @@ export async function startEngine(options: EngineOptions = {}): Promise<RunningE
   };
 
   const server = createServer(createApp(state, log));
+  server.on('clientError', answerClientError);
   server.listen(options.port ?? 0, options.host ?? '127.0.0.1');
   await once(server, 'listening');
   const address = server.address() as AddressInfo;
