@@ -167,6 +167,7 @@ export class EngineClient {
     if (input.body !== undefined) {
       body = JSON.stringify(input.body);
       headers['Content-Type'] = 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(body));
     }
     const answer = await this.transport.send(url, method, headers, body);
     this.jar.store(answer.headers['set-cookie']);

@@ -37,6 +37,9 @@ export function raw(
     headers['Content-Type'] ??= 'application/json';
   }
   if (req.session !== undefined) headers.Cookie = `engine_session=${req.session}`;
+  // Node omits Content-Length on DELETE bodies unless told; without it the body would be read
+  // as the start of the next request.
+  if (body !== undefined) headers['Content-Length'] ??= String(Buffer.byteLength(body));
   return new Promise((resolve, reject) => {
     const r = request(`${base}${path}`, { method, headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
