@@ -1,0 +1,94 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  ApiError,
+  asciiJson,
+  ForbiddenError,
+  INTERNAL_ERROR_BODY,
+  ServiceUnavailableError,
+} from '../errors/api-error.js';
+import type { Logger } from '../log.js';
+import { requiresAdmin } from './admin-paths.js';
+import { type Authenticator, challengeFor } from './authenticator.js';
+import type { AuthFailure } from './decision.js';
+import { type MethodToggles, readToggles, ToggleConfigError } from './method-toggles.js';
+
+/**
+ * `/auth`, asked by nginx's `auth_request` for every request: the hot path. Plain
+ * node:http, no framework, one cache look-up and one SHA-256 when the client is known.
+ */
+export function createAuthHandler(authenticator: Authenticator, log: Logger) {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    let toggles: MethodToggles;
+    try {
+      toggles = readToggles(req.headers);
+    } catch (err) {
+      if (!(err instanceof ToggleConfigError)) throw err;
+      log.error('nginx forwarded an invalid toggle; refusing every request', {
+        error: err.message,
+      });
+      sendJson(res, 500, asciiJson(INTERNAL_ERROR_BODY), {});
+      return;
+    }
+    let decision: Awaited<ReturnType<Authenticator['authenticate']>>;
+    try {
+      decision = await authenticator.authenticate(req.rawHeaders, toggles);
+    } catch (err) {
+      // Infrastructure fault (database down): fail closed with a 503 that nginx turns into 5xx.
+      log.error('authentication failed on an infrastructure fault', {
+        error: (err as Error).message,
+      });
+      const unavailable = new ServiceUnavailableError();
+      sendJson(res, unavailable.status, asciiJson(unavailable.body()), {});
+      return;
+    }
+    if (!decision.ok) {
+      sendRefusal(res, decision, toggles);
+      return;
+    }
+    if (!decision.identity.isAdmin && requiresAdmin(req.headers)) {
+      const forbidden = new ForbiddenError('The management API needs an admin credential.');
+      const body = asciiJson(forbidden.body());
+      sendJson(res, 403, body, { 'X-Auth-Error-Body': body });
+      return;
+    }
+    res.writeHead(204, {
+      'X-Client-Id': encodeURIComponent(decision.identity.clientId),
+      'X-Client-Name': encodeURIComponent(decision.identity.clientName),
+      'X-Client-Is-Admin': decision.identity.isAdmin ? 'true' : 'false',
+      'X-Auth-Method': decision.method,
+      'Cache-Control': 'no-store',
+    });
+    res.end();
+  };
+}
+
+function sendRefusal(res: ServerResponse, failure: AuthFailure, toggles: MethodToggles): void {
+  const error = new ApiError(401, [{ code: failure.code, message: failure.message }]);
+  const body = asciiJson(error.body());
+  const headers: Record<string, string> = {
+    'WWW-Authenticate': challengeFor(failure, toggles),
+    'X-Auth-Error-Body': body,
+  };
+  if (failure.jwtError !== undefined) headers['X-jwt-error'] = headerSafe(failure.jwtError);
+  sendJson(res, 401, body, headers);
+}
+
+/** Header values must be visible ASCII; anything else from a library message is replaced. */
+function headerSafe(text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, '?').slice(0, 500);
+}
+
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: string,
+  headers: Record<string, string>,
+): void {
+  res.writeHead(status, {
+    ...headers,
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-store',
+  });
+  res.end(body);
+}

@@ -1,0 +1,45 @@
+import { type AuthFailure, type AuthScheme, refuse } from './decision.js';
+
+export type Credential = { ok: true; scheme: AuthScheme; value: string } | AuthFailure;
+
+/** Every `Authorization` value as sent; Node keeps only the first in `req.headers`. */
+export function authorizationValues(rawHeaders: string[]): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 13 && name.toLowerCase() === 'authorization')
+      values.push(rawHeaders[i + 1]!);
+  }
+  return values;
+}
+
+const SCHEMES: Record<string, AuthScheme> = { apk: 'apk', bearer: 'bearer' };
+
+/**
+ * Splits `Authorization: <scheme> <value>`. The scheme is matched case-insensitively
+ * (RFC 9110 §11.1); the value must be one token without whitespace.
+ */
+export function parseCredential(values: string[]): Credential {
+  if (values.length === 0) {
+    return refuse('MISSING_CREDENTIALS', 'The request carries no Authorization header.');
+  }
+  if (values.length > 1) {
+    return refuse(
+      'MULTIPLE_CREDENTIALS',
+      'The request carries more than one Authorization header.',
+    );
+  }
+  const header = values[0]!;
+  const match = /^([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*) +(\S+)$/.exec(header);
+  if (!match) {
+    return refuse(
+      'MALFORMED_CREDENTIALS',
+      'The Authorization header must be "<scheme> <credential>" (for example "apk <id>.<secret>").',
+    );
+  }
+  const scheme = SCHEMES[match[1]!.toLowerCase()];
+  if (!scheme) {
+    return refuse('UNSUPPORTED_SCHEME', 'Only the "apk" and "Bearer" schemes are accepted.');
+  }
+  return { ok: true, scheme, value: match[2]! };
+}

@@ -1,0 +1,42 @@
+import pg from 'pg';
+import type { Logger } from '../log.js';
+
+// Return bigint columns (ids) as JS numbers; ids are kept below 2^53 by validation.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+export interface PoolOptions {
+  max?: number;
+}
+
+/** A connection pool that never crashes the process when the database goes away. */
+export function createPool(databaseUrl: string, log: Logger, options: PoolOptions = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: options.max ?? 10,
+    // Fail fast while the database is down, so callers get a 503 instead of waiting.
+    connectionTimeoutMillis: 3_000,
+    idleTimeoutMillis: 30_000,
+    query_timeout: 10_000,
+    statement_timeout: 10_000,
+    application_name: 'gateway-sidecar',
+  });
+  // An idle client losing its connection emits here; without a listener it would be thrown.
+  pool.on('error', (err) => log.warn('database connection lost', { error: err.message }));
+  return pool;
+}
+
+/** True when the error means "the database cannot be reached", not "the query was wrong". */
+export function isConnectionError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    // 08xxx connection exceptions, 57P0x admin shutdown / cannot connect now, 53300 too many connections.
+    if (/^(08|57P0)/.test(code) || code === '53300') return true;
+    if (
+      ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN'].includes(code)
+    ) {
+      return true;
+    }
+  }
+  return /timeout|terminat|Connection|connect/i.test(err.message);
+}

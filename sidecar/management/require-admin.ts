@@ -1,0 +1,31 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Authenticator } from '../auth/authenticator.js';
+import { challengeFor } from '../auth/authenticator.js';
+import { readToggles } from '../auth/method-toggles.js';
+import { ApiError, ForbiddenError, ServiceUnavailableError } from '../errors/api-error.js';
+
+/**
+ * The management routes check the credential themselves, through the same authenticator as
+ * `/auth` (defence in depth: nginx already asked, but the sidecar never trusts that it did).
+ */
+export function requireAdmin(authenticator: Authenticator): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const toggles = readToggles(req.headers);
+    let decision: Awaited<ReturnType<Authenticator['authenticate']>>;
+    try {
+      decision = await authenticator.authenticate(req.rawHeaders, toggles);
+    } catch {
+      throw new ServiceUnavailableError();
+    }
+    if (!decision.ok) {
+      throw new ApiError(401, [{ code: decision.code, message: decision.message }], {
+        'WWW-Authenticate': challengeFor(decision, toggles),
+      });
+    }
+    if (!decision.identity.isAdmin) {
+      throw new ForbiddenError('The management API needs an admin credential.');
+    }
+    res.locals.identity = decision.identity;
+    next();
+  };
+}
