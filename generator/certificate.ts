@@ -38,8 +38,9 @@ export function createSelfSignedCertificate(fqdn: string, now: Date = new Date()
   ]);
   cert.sign(keys.privateKey, forge.md.sha256.create());
   const keyInfo = forge.pki.wrapRsaPrivateKey(forge.pki.privateKeyToAsn1(keys.privateKey));
+  // forge writes CRLF line ends; files on a Unix host read better with LF.
   return {
-    certificatePem: forge.pki.certificateToPem(cert),
-    keyPem: forge.pki.privateKeyInfoToPem(keyInfo),
+    certificatePem: forge.pki.certificateToPem(cert).replaceAll('\r\n', '\n'),
+    keyPem: forge.pki.privateKeyInfoToPem(keyInfo).replaceAll('\r\n', '\n'),
   };
 }

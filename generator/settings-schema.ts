@@ -48,9 +48,14 @@ function rejection(value: string, expected: string, allowed: RegExp): string {
 }
 
 /** A string that must match `pattern` entirely; the message names the offending character. */
-function allowListed(pattern: RegExp, expected: string, charset: RegExp = pattern) {
+function allowListed(
+  pattern: RegExp,
+  expected: string,
+  charset: RegExp = pattern,
+  { allowEmpty = false } = {},
+) {
   return z.string().check((ctx) => {
-    if (!pattern.test(ctx.value)) {
+    if (!(allowEmpty && ctx.value === '') && !pattern.test(ctx.value)) {
       ctx.issues.push({
         code: 'custom',
         input: ctx.value,
@@ -140,7 +145,7 @@ export const openIdConnectSchema = z.strictObject({
   client_id_claim: token.default('sub'),
   client_name_claim: token.default('sub'),
   /** Empty: the sidecar does not check the token's `aud`. */
-  audience: z.union([z.literal(''), token]).default(''),
+  audience: allowListed(TOKEN, 'an audience', TOKEN, { allowEmpty: true }).default(''),
 });
 
 export const tlsSchema = z.strictObject({

@@ -94,8 +94,9 @@ async function readYaml(file: string): Promise<unknown> {
     // CORE_SCHEMA: only true/false are booleans, no dates or other YAML 1.1 surprises.
     return yaml.load(text, { schema: yaml.CORE_SCHEMA, filename: file });
   } catch (err) {
-    const reason = err instanceof yaml.YAMLException ? err.message : String(err);
-    throw new SettingsError(file, [`(settings): not valid YAML: ${reason}`]);
+    if (!(err instanceof yaml.YAMLException)) throw err;
+    const where = err.mark ? ` at line ${err.mark.line + 1}, column ${err.mark.column + 1}` : '';
+    throw new SettingsError(file, [`(settings): not valid YAML: ${err.reason}${where}`]);
   }
 }
 

@@ -1,0 +1,77 @@
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** A request as a stub saw it. */
+export interface SeenRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+export type StubHandler = (request: SeenRequest, response: ServerResponse) => void;
+
+/**
+ * A stand-in HTTP server (stub sidecar or stub app) written for these tests: it records every
+ * request and answers with the current `handler`, which tests swap.
+ */
+export interface StubServer {
+  port: number;
+  requests: SeenRequest[];
+  /** TCP connections accepted so far: shows whether nginx reuses keep-alive connections. */
+  connections: number;
+  handler: StubHandler;
+  close(): Promise<void>;
+}
+
+export async function startStub(handler: StubHandler): Promise<StubServer> {
+  const sockets = new Set<import('node:net').Socket>();
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const seen: SeenRequest = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
+      stub.requests.push(seen);
+      stub.handler(seen, res);
+    });
+  });
+  server.on('connection', (socket) => {
+    stub.connections++;
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const stub: StubServer = {
+    port: (server.address() as AddressInfo).port,
+    requests: [],
+    connections: 0,
+    handler,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+  return stub;
+}
+
+/** Answers JSON with extra headers. */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    ...headers,
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
