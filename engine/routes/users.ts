@@ -1,7 +1,7 @@
 import { InvalidRequestError } from '../errors.js';
 import type { CallContext, RouteSpec } from '../http/route.js';
 import type { FieldDef } from '../schema/fields.js';
-import { USER } from '../schema/records.js';
+import { USER } from '../schema/user-records.js';
 import type { LoginTarget } from '../users/store.js';
 import { userChanges, userRecord } from '../users/wire.js';
 

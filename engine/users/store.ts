@@ -30,6 +30,8 @@ export interface UserChanges {
 /** Users of the engine, keyed by name (unique across targets). */
 export class UserStore {
   private readonly users = new Map<string, StoredUser>();
+  // Every authenticated call resolves its session's user by id.
+  private readonly byIds = new Map<number, StoredUser>();
   private nextId = 1;
 
   constructor(private readonly now: () => number) {}
@@ -48,8 +50,7 @@ export class UserStore {
   }
 
   byId(id: number): StoredUser | undefined {
-    for (const user of this.users.values()) if (user.id === id) return user;
-    return undefined;
+    return this.byIds.get(id);
   }
 
   /** Creates a user; ObjectExistsError when the name is taken. */
@@ -70,6 +71,7 @@ export class UserStore {
       lastLogin: null,
     };
     this.users.set(name, user);
+    this.byIds.set(user.id, user);
     return user;
   }
 
@@ -97,6 +99,7 @@ export class UserStore {
     const user = this.get(name);
     if (this.isLastAdmin(user)) throw lastAdminConflict(name);
     this.users.delete(name);
+    this.byIds.delete(user.id);
     return user;
   }
 

@@ -1,6 +1,6 @@
 import type { FieldDef } from '../schema/fields.js';
 import { knows } from '../schema/fields.js';
-import { USER } from '../schema/records.js';
+import { USER } from '../schema/user-records.js';
 import type { ApiVersion } from '../versions.js';
 import type { LoginTarget, StoredUser, UserChanges } from './store.js';
 
