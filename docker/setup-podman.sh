@@ -5,6 +5,9 @@
 #
 #   eval "$(docker/setup-podman.sh)"      # installs, starts, exports DOCKER_HOST & co.
 #
+# Also starts docker/podman-healthcheck-ticker.sh: without systemd, podman never runs a
+# container's HEALTHCHECK by itself, and compose's `condition: service_healthy` would hang.
+#
 # Progress goes to stderr; stdout carries only the `export` lines to evaluate.
 # See docs/decisions/20261122-containers-engine.md.
 set -euo pipefail
@@ -106,6 +109,28 @@ else
     exit 1
   fi
   log "API socket answers"
+fi
+
+# 4. Health checks: podman runs them from systemd timers, and there is no systemd here, so a
+#    small loop runs them instead (docker/podman-healthcheck-ticker.sh explains).
+TICKER="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/podman-healthcheck-ticker.sh"
+TICKER_PID_FILE="${SOCKET_DIR}/healthcheck-ticker.pid"
+ticker_running() {
+  local pid
+  pid="$(cat "$TICKER_PID_FILE" 2>/dev/null || true)"
+  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null &&
+    grep -q podman-healthcheck-ticker "/proc/${pid}/cmdline" 2>/dev/null
+}
+if [[ -d /run/systemd/system ]]; then
+  log "systemd is running: podman schedules health checks itself"
+elif ticker_running; then
+  log "health-check ticker already running (pid $(cat "$TICKER_PID_FILE"))"
+else
+  # A copy, so that the loop does not depend on this checkout staying where it is.
+  install -m 0755 "$TICKER" "${SOCKET_DIR}/podman-healthcheck-ticker.sh"
+  setsid "${SOCKET_DIR}/podman-healthcheck-ticker.sh" </dev/null >>"$SERVICE_LOG" 2>&1 &
+  echo $! >"$TICKER_PID_FILE"
+  log "started the health-check ticker (pid $!)"
 fi
 
 version="$(curl -fsS --max-time 3 --unix-socket "$SOCKET" http://d/version |
