@@ -42,3 +42,4 @@ export {
   SETTINGS_FILE_ENV,
   type Settings,
 } from './settings.js';
+export { ALLOWED_KEYS, DEFAULT_CIPHERS, TLS_PROTOCOLS } from './settings-schema.js';

@@ -1,8 +1,9 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
+  ALLOWED_KEYS,
   type LoadSettingsOptions,
   loadSettings,
   parseSettings,
@@ -213,5 +214,23 @@ describe('sources', () => {
       fqdn: 'defaults.example',
       https_port: 10443,
     });
+  });
+});
+
+describe('gateway.example.yaml', () => {
+  const example = join(import.meta.dirname, '..', '..', 'gateway.example.yaml');
+
+  test('is valid and states exactly the built-in defaults', async () => {
+    expect(await loadSettings({ file: example })).toEqual(parseSettings({}));
+  });
+
+  test('documents every settings key', async () => {
+    const text = await readFile(example, 'utf8');
+    for (const [section, keys] of Object.entries(ALLOWED_KEYS)) {
+      for (const key of keys) {
+        const indent = section === '' ? '' : '  ';
+        expect(text, `${section}.${key}`).toMatch(new RegExp(`^${indent}${key}:`, 'm'));
+      }
+    }
   });
 });
