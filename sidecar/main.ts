@@ -1,20 +1,28 @@
 import { readConfig } from './config.js';
 import { consoleLogger } from './log.js';
-import { startSidecar } from './sidecar.js';
+import { type RunningSidecar, startSidecar } from './sidecar.js';
 
 /** Entry point: `node dist/sidecar/main.js`, configured by DATABASE_URL, HOST, PORT, API_KEY_CREATE. */
 async function main(): Promise<void> {
   const config = readConfig(process.env);
-  const sidecar = await startSidecar(config, { log: consoleLogger });
+  let sidecar: RunningSidecar | null = null;
+  let stopping = false;
   const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
     consoleLogger.info('stopping', { signal });
+    // A signal during start-up (while waiting for the database) just ends the process.
+    if (!sidecar) process.exit(0);
     sidecar.close().then(
       () => process.exit(0),
       () => process.exit(1),
     );
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  // Installed before start-up, so a stop request is never met by the default (abrupt) action.
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  sidecar = await startSidecar(config, { log: consoleLogger });
+  if (stopping) await sidecar.close().then(() => process.exit(0));
 }
 
 main().catch((err: unknown) => {

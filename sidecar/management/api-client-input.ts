@@ -44,8 +44,8 @@ export function parseCreateApiClient(body: unknown): Validated<CreateApiClientIn
     };
   }
   const result = createSchema.safeParse(body);
-  const errors = result.success ? [] : result.error.issues.flatMap(toDetails);
   const raw = body as Record<string, unknown>;
+  const errors = result.success ? [] : result.error.issues.flatMap((i) => toDetails(i, raw));
   // Checked beside the schema, not after it, so this error is reported with all others.
   if (
     raw.generate_api_key === false &&
@@ -70,7 +70,7 @@ export function parseCreateApiClient(body: unknown): Validated<CreateApiClientIn
   };
 }
 
-function toDetails(issue: z.core.$ZodIssue): ErrorDetail[] {
+function toDetails(issue: z.core.$ZodIssue, raw: Record<string, unknown>): ErrorDetail[] {
   if (issue.code === 'unrecognized_keys') {
     return issue.keys.map((key) => ({
       code: 'UNKNOWN_FIELD',
@@ -79,7 +79,7 @@ function toDetails(issue: z.core.$ZodIssue): ErrorDetail[] {
     }));
   }
   const field = issue.path.join('.');
-  const missing = issue.code === 'invalid_type' && issue.input === undefined;
+  const missing = issue.path.length === 1 && raw[String(issue.path[0])] === undefined;
   return [
     {
       code: missing ? 'MISSING_FIELD' : 'INVALID_FIELD',

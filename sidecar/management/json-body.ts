@@ -3,6 +3,7 @@ import {
   InvalidJsonError,
   PayloadTooLargeError,
   UnsupportedMediaTypeError,
+  ValidationError,
 } from '../errors/api-error.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -13,6 +14,13 @@ const parseJson = express.json({ limit: BODY_LIMIT_BYTES, strict: false, type: (
 export function jsonBody(req: Request, res: Response, next: NextFunction): void {
   const type = req.headers['content-type'];
   if (!type || !/^application\/json\s*(;|$)/i.test(type)) throw new UnsupportedMediaTypeError();
+  // body-parser turns an empty body into {}; say what really happened instead.
+  if (
+    req.headers['content-length'] === '0' ||
+    (!req.headers['content-length'] && !req.headers['transfer-encoding'])
+  ) {
+    throw new ValidationError([{ code: 'INVALID_BODY', message: 'The request body is empty.' }]);
+  }
   parseJson(req, res, (err?: unknown) => {
     if (err) return next(translate(err));
     next();
