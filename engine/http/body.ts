@@ -31,7 +31,7 @@ export function bodyOf(req: Request, takesBody: boolean): unknown {
     }
     return undefined;
   }
-  if (!req.is('application/json')) {
+  if (!req.is(['application/json', 'application/*+json'])) {
     throw new UnsupportedMediaTypeError(
       `The body must be JSON (Content-Type: application/json), not ${req.headers['content-type'] ?? 'untyped'}.`,
     );

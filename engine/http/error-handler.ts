@@ -21,12 +21,12 @@ function fromLibrary(err: HttpLibraryError): EngineError | undefined {
     case 'entity.too.large':
       return new BodyTooLargeError(err.limit ?? 0);
     case 'entity.parse.failed':
-      return new MalformedRequestError(
-        'The body is not valid JSON, or its top level is not an object.',
-      );
+      return new MalformedRequestError('The body is not valid JSON, or not a JSON object.');
     case 'charset.unsupported':
     case 'encoding.unsupported':
-      return new UnsupportedMediaTypeError('The body must be UTF-8 JSON without content encoding.');
+      return new UnsupportedMediaTypeError(
+        'The charset or Content-Encoding of the body is not supported; send UTF-8 JSON.',
+      );
   }
   // Everything else the libraries flag as the client's fault: a bad URL escape, a body whose
   // length does not match Content-Length, an aborted upload.
@@ -41,10 +41,10 @@ export function errorHandler(log: (line: string) => void): ErrorRequestHandler {
   return (err, _req, res, _next) => {
     const known = err instanceof EngineError ? err : fromLibrary((err ?? {}) as HttpLibraryError);
     const error = known ?? new InternalError();
-    if (!known)
-      log(
-        `engine: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
-      );
+    if (!known) {
+      const text = err instanceof Error ? (err.stack ?? err.message) : String(err);
+      log(`engine: unexpected error: ${text}`);
+    }
     if (res.headersSent) {
       res.end();
       return;

@@ -1,6 +1,7 @@
 import { type Request, type Response, Router } from 'express';
 import { okResult } from '../envelope.js';
 import { EndpointMissingError, MethodNotAllowedError } from '../errors.js';
+import type { FieldDef } from '../schema/fields.js';
 import { translate } from '../schema/translate.js';
 import { parseQuery, parseRecord } from '../schema/validate.js';
 import { servedOverHttps } from '../sessions/cookie.js';
@@ -19,6 +20,9 @@ export function withDeleteAliases(routes: readonly RouteSpec[]): RouteSpec[] {
   );
 }
 
+// One shared empty list, so the per-list schema cache also serves routes without parameters.
+const NO_QUERY: readonly FieldDef[] = [];
+
 function highestVersion(state: EngineState) {
   return state.settings.versions[0]!;
 }
@@ -32,7 +36,7 @@ async function call(route: RouteSpec, state: EngineState, req: Request, res: Res
   const ctx: CallContext = {
     state,
     params: req.params as Record<string, string>,
-    query: parseQuery(route.query ?? [], req.query as Record<string, unknown>, version),
+    query: parseQuery(route.query ?? NO_QUERY, req.query as Record<string, unknown>, version),
     body: route.body ? parseRecord(route.body.record, raw, version, route.body.mode) : undefined,
     ...caller,
     gateway: gatewayIdentity(req),

@@ -14,6 +14,7 @@ import { recordNamed } from './records.js';
 export type InputMode = 'create' | 'update';
 
 const cache = new Map<string, z.ZodType>();
+const queryCache = new WeakMap<readonly FieldDef[], Map<string, z.ZodType>>();
 
 function valueSchema(type: FieldType, version: ApiVersion): z.ZodType {
   switch (type.kind) {
@@ -70,6 +71,21 @@ function queryValueSchema(type: FieldType): z.ZodType {
     default:
       return valueSchema(type, { major: 0, minor: 0, micro: 0 });
   }
+}
+
+function querySchema(fields: readonly FieldDef[], version: ApiVersion): z.ZodType {
+  const byVersion = queryCache.get(fields) ?? new Map<string, z.ZodType>();
+  queryCache.set(fields, byVersion);
+  const key = `${version.major}.${version.minor}`;
+  const cached = byVersion.get(key);
+  if (cached) return cached;
+  const shape: Record<string, z.ZodType> = {};
+  for (const field of fieldsAt(fields, version, 'in')) {
+    shape[field.name] = queryValueSchema(field.type).optional();
+  }
+  const schema = z.strictObject(shape);
+  byVersion.set(key, schema);
+  return schema;
 }
 
 function unknownFieldMessage(record: RecordDef | undefined, name: string, version: ApiVersion) {
@@ -139,11 +155,7 @@ export function parseQuery(
   query: Record<string, unknown>,
   version: ApiVersion,
 ): Record<string, unknown> {
-  const shape: Record<string, z.ZodType> = {};
-  for (const field of fieldsAt(fields, version, 'in')) {
-    shape[field.name] = queryValueSchema(field.type).optional();
-  }
-  const parsed = z.strictObject(shape).safeParse({ ...query });
+  const parsed = querySchema(fields, version).safeParse({ ...query });
   if (!parsed.success) {
     const diagnoses = diagnosesOf(
       parsed.error,

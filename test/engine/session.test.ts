@@ -42,6 +42,17 @@ describe('state table row 1: no session → POST session → established, unauth
     expect(cookie).not.toMatch(/Secure/);
   });
 
+  test('JSON with an explicit UTF-8 charset or a +json media type is accepted', async () => {
+    const e = await engine();
+    for (const type of ['application/json; charset=utf-8', 'application/vnd.engine+json']) {
+      const answer = await raw(e.url, 'POST', SESSION, {
+        headers: { 'Content-Type': type },
+        json: apiSession({ major: 2, minor: 1, micro: 0 }),
+      });
+      expect(answer.status, type).toBe(200);
+    }
+  });
+
   test('session ids are random and carry at least 128 bits', async () => {
     const e = await engine();
     const ids = await Promise.all(Array.from({ length: 20 }, () => openSession(e)));
