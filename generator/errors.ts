@@ -26,13 +26,6 @@ export class CertificateError extends GeneratorError {
   }
 }
 
-/** The configuration directory cannot be completed as asked (e.g. a key without its certificate). */
-export class ConfigDirError extends GeneratorError {
-  constructor(message: string) {
-    super('CONFIG_DIR', message);
-  }
-}
-
 /** Renders a headline and a bullet list, the shape every multi-problem error uses. */
 export function formatProblems(headline: string, problems: string[]): string {
   const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;

@@ -19,7 +19,6 @@ export {
 } from './contract.js';
 export {
   CertificateError,
-  ConfigDirError,
   GeneratorError,
   SettingsError,
 } from './errors.js';

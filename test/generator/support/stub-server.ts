@@ -24,7 +24,8 @@ export interface StubServer {
   close(): Promise<void>;
 }
 
-export async function startStub(handler: StubHandler): Promise<StubServer> {
+/** Starts a stub on 127.0.0.1, on `port` or any free one. */
+export async function startStub(handler: StubHandler, port = 0): Promise<StubServer> {
   const sockets = new Set<import('node:net').Socket>();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -45,7 +46,7 @@ export async function startStub(handler: StubHandler): Promise<StubServer> {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const stub: StubServer = {
     port: (server.address() as AddressInfo).port,
     requests: [],

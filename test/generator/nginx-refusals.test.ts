@@ -1,0 +1,121 @@
+import type { ServerResponse } from 'node:http';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { allow, type GatewayUnderTest, startGateway } from './support/gateway-harness.js';
+import { https } from './support/https-client.js';
+import { type SeenRequest, sendJson, startStub } from './support/stub-server.js';
+
+// The real nginx with the rendered default.conf: refusals and failures of the stub sidecar
+// and the stub app, as the caller sees them.
+
+let gw: GatewayUnderTest;
+
+beforeAll(async () => {
+  gw = await startGateway();
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+beforeEach(() => gw.reset());
+
+const ERROR_401 = { errors: [{ code: 'INVALID_TOKEN', message: 'The token has expired.' }] };
+const ERROR_403 = { errors: [{ code: 'FORBIDDEN', message: 'Admins only.' }] };
+
+describe('a request the sidecar refuses', () => {
+  test('401: the sidecar headers and JSON body survive into the error_page named location', async () => {
+    gw.stubSidecar.handler = (_, res) =>
+      sendJson(res, 401, ERROR_401, {
+        'WWW-Authenticate': 'Bearer error="invalid_token", ApiKey realm="gateway"',
+        'X-jwt-error': 'JWTExpired: "exp" claim timestamp check failed',
+        'X-Auth-Error-Body': JSON.stringify(ERROR_401),
+      });
+    const answer = await https(gw.httpsPort, '/reports', gw.ca, {
+      headers: { Authorization: 'Bearer expired' },
+    });
+    expect(answer.status).toBe(401);
+    expect(answer.headers['content-type']).toBe('application/json');
+    // Exactly once: auth_request copies it, the named location must not add it again.
+    expect(answer.headers['www-authenticate']).toBe(
+      'Bearer error="invalid_token", ApiKey realm="gateway"',
+    );
+    expect(answer.headers['x-jwt-error']).toBe('JWTExpired: "exp" claim timestamp check failed');
+    expect(JSON.parse(answer.body)).toEqual(ERROR_401);
+    expect(gw.stubApp.requests).toHaveLength(0);
+  });
+
+  test('401 without X-Auth-Error-Body: a JSON body all the same, and no X-jwt-error', async () => {
+    gw.stubSidecar.handler = (_, res) => {
+      res.writeHead(401, { 'WWW-Authenticate': 'ApiKey realm="gateway"' });
+      res.end();
+    };
+    const answer = await https(gw.httpsPort, '/reports', gw.ca);
+    expect(answer.status).toBe(401);
+    expect(answer.headers['x-jwt-error']).toBeUndefined();
+    expect(JSON.parse(answer.body).errors[0].code).toBe('UNAUTHORIZED');
+    expect(gw.stubApp.requests).toHaveLength(0);
+  });
+
+  test('403: the JSON body from X-Auth-Error-Body', async () => {
+    gw.stubSidecar.handler = (_, res) =>
+      sendJson(res, 403, ERROR_403, { 'X-Auth-Error-Body': JSON.stringify(ERROR_403) });
+    const answer = await https(gw.httpsPort, '/reports', gw.ca);
+    expect(answer.status).toBe(403);
+    expect(answer.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(answer.body)).toEqual(ERROR_403);
+    expect(gw.stubApp.requests).toHaveLength(0);
+  });
+
+  test('keep-alive to the sidecar survives a body-less refusal, not one with a body', async () => {
+    const refuse = (body: string) => (_: SeenRequest, res: ServerResponse) => {
+      res.writeHead(401, { 'Content-Length': Buffer.byteLength(body) });
+      res.end(body);
+    };
+    const newConnections = async (body: string) => {
+      gw.stubSidecar.handler = refuse(body);
+      await https(gw.httpsPort, '/warm-up', gw.ca);
+      const before = gw.stubSidecar.connections;
+      for (let i = 0; i < 4; i++) expect((await https(gw.httpsPort, '/r', gw.ca)).status).toBe(401);
+      return gw.stubSidecar.connections - before;
+    };
+    expect(await newConnections('')).toBe(0);
+    // nginx does not read the body of a header-only subrequest, so it cannot reuse the socket.
+    expect(await newConnections('{"errors":[]}')).toBe(4);
+  });
+
+  test('a sidecar fault (500) becomes a 503 JSON error, never the app', async () => {
+    gw.stubSidecar.handler = (_, res) => sendJson(res, 500, { errors: [{ code: 'INTERNAL' }] });
+    const answer = await https(gw.httpsPort, '/reports', gw.ca);
+    expect(answer.status).toBe(503);
+    expect(JSON.parse(answer.body).errors[0].code).toBe('AUTH_UNAVAILABLE');
+    expect(gw.stubApp.requests).toHaveLength(0);
+  });
+});
+
+describe('failures behind the gateway', () => {
+  test('the app failing: 502 JSON, without the app content', async () => {
+    gw.stubApp.handler = (_, res) => res.socket?.destroy();
+    const answer = await https(gw.httpsPort, '/crash', gw.ca);
+    expect(answer.status).toBe(502);
+    expect(answer.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(answer.body).errors[0].code).toBe('UPSTREAM_UNAVAILABLE');
+  });
+
+  // These two run last and in order: the first stops the stub sidecar, the second restarts it.
+  test('the sidecar down: callers get a 503 JSON error, never the app', async () => {
+    await gw.stubSidecar.close();
+    const answer = await https(gw.httpsPort, '/reports', gw.ca, {
+      headers: { Authorization: 'apk 1.x' },
+    });
+    expect(answer.status).toBe(503);
+    expect(answer.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(answer.body).errors[0].code).toBe('AUTH_UNAVAILABLE');
+    expect(gw.stubApp.requests).toHaveLength(0);
+    expect(await gw.nginx.errorLog()).toContain('auth request unexpected status: 502');
+  });
+
+  test('a restarted sidecar is used again at once (a lone upstream server is never marked down)', async () => {
+    gw.stubSidecar = await startStub(allow({ 'X-Client-Id': '7' }), gw.stubSidecar.port);
+    const answer = await https(gw.httpsPort, '/reports', gw.ca);
+    expect(answer.status).toBe(200);
+    expect(gw.stubApp.requests[0]?.headers['x-client-id']).toBe('7');
+  });
+});

@@ -1,0 +1,98 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  ensureConfigDir,
+  LAYOUT,
+  loadSettings,
+  type RawSettings,
+} from '../../../generator/index.js';
+import { freePort } from '../../support/embedded-postgres.js';
+import { type RunningNginx, startNginx } from './nginx.js';
+import { type SeenRequest, type StubServer, sendJson, startStub } from './stub-server.js';
+
+/**
+ * The real nginx with a rendered configuration directory, in front of a stub sidecar and a
+ * stub app written for these tests (the real sidecar is exercised end to end elsewhere).
+ */
+export interface GatewayUnderTest {
+  configDir: string;
+  /** The generated certificate, which clients trust as their CA. */
+  ca: string;
+  httpsPort: number;
+  httpPort: number;
+  stubSidecar: StubServer;
+  stubApp: StubServer;
+  nginx: RunningNginx;
+  /** Restores the default stub behaviour and forgets recorded requests. */
+  reset(): void;
+  /** Requests the stub sidecar saw on `/auth`. */
+  authCalls(): SeenRequest[];
+  stop(): Promise<void>;
+}
+
+/** A stub sidecar answer: 204 with these identity headers. */
+export function allow(identity: Record<string, string> = {}) {
+  return (_: SeenRequest, res: ServerResponse) => {
+    res.writeHead(204, identity);
+    res.end();
+  };
+}
+
+/** The stub app's default answer: 200 JSON naming the URL it got. */
+export function appEcho(seen: SeenRequest, res: ServerResponse): void {
+  sendJson(res, 200, { app: true, url: seen.url });
+}
+
+export interface GatewayOptions {
+  /** Settings on top of the harness's ports, upstreams and directory. */
+  settings?: RawSettings;
+  /** Runs after the directory is complete and before nginx starts (hand edits). */
+  beforeStart?: (configDir: string) => Promise<void>;
+}
+
+export async function startGateway(options: GatewayOptions = {}): Promise<GatewayUnderTest> {
+  const home = await mkdtemp(join(tmpdir(), 'gw-nginx-'));
+  const configDir = join(home, 'config');
+  const stubSidecar = await startStub(allow());
+  const stubApp = await startStub(appEcho);
+  const httpsPort = await freePort();
+  const httpPort = await freePort();
+  const settings = await loadSettings({
+    defaults: options.settings,
+    overrides: {
+      fqdn: 'localhost',
+      https_port: httpsPort,
+      http_redirect_port: httpPort,
+      config_dir: configDir,
+      upstreams: { app: `127.0.0.1:${stubApp.port}`, sidecar: `127.0.0.1:${stubSidecar.port}` },
+    },
+  });
+  await ensureConfigDir(configDir, settings);
+  await options.beforeStart?.(configDir);
+  const nginx = await startNginx(configDir, httpsPort);
+  const gateway: GatewayUnderTest = {
+    configDir,
+    ca: await readFile(join(configDir, LAYOUT.certificate), 'utf8'),
+    httpsPort,
+    httpPort,
+    stubSidecar,
+    stubApp,
+    nginx,
+    reset() {
+      gateway.stubSidecar.requests.length = 0;
+      gateway.stubApp.requests.length = 0;
+      gateway.stubSidecar.handler = allow();
+      gateway.stubApp.handler = appEcho;
+    },
+    authCalls: () => gateway.stubSidecar.requests.filter((r) => r.url === '/auth'),
+    async stop() {
+      await nginx.stop();
+      await gateway.stubSidecar.close();
+      await stubApp.close();
+      await rm(home, { recursive: true, force: true });
+    },
+  };
+  return gateway;
+}
