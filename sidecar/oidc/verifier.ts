@@ -1,0 +1,165 @@
+import { decodeProtectedHeader, type JWTPayload, jwtVerify } from 'jose';
+import type { BearerVerifier } from '../auth/bearer-verifier.js';
+import { type AuthDecision, refuse } from '../auth/decision.js';
+import type { OidcOptions } from '../auth/method-toggles.js';
+import type { ClientDirectory } from '../clients/client-directory.js';
+import type { Logger } from '../log.js';
+import { algorithmRefusal } from './algorithms.js';
+import { OidcError } from './errors.js';
+import { ProviderRegistry } from './provider.js';
+import { ProviderHttp } from './provider-http.js';
+import type { Clock, OidcSettings } from './settings.js';
+import { describeTokenError } from './token-errors.js';
+
+/** Far above any real JWT; refusing bigger ones early keeps parsing cheap. */
+const MAX_TOKEN_CHARS = 16 * 1024;
+/** `api_client_id` is at most 255 characters: a longer claim cannot match, so no query. */
+const MAX_API_CLIENT_ID = 255;
+
+type Checked =
+  | { ok: true; clientId: string; clientName: string | null }
+  | { ok: false; reason: string };
+
+/**
+ * `Authorization: Bearer <JWT>`: checks the token against the provider nginx names (discovery,
+ * keys, algorithm, signature, `iss`, `exp`/`nbf`/`iat`, optional `aud`), then requires an API
+ * client whose `api_client_id` equals the configured claim. Every failure is a refusal with an
+ * `X-jwt-error` text; only a database fault (while finding the client) escapes, as for API keys.
+ */
+export class OidcBearerVerifier implements BearerVerifier {
+  private readonly providers: ProviderRegistry;
+
+  constructor(
+    private readonly settings: OidcSettings,
+    private readonly clients: Pick<ClientDirectory, 'bySubject'>,
+    private readonly log: Logger,
+    private readonly now: Clock = Date.now,
+  ) {
+    const http = new ProviderHttp(settings.extraCa, settings.httpTimeoutMs);
+    this.providers = new ProviderRegistry(
+      http,
+      {
+        now,
+        maxAgeMs: settings.cacheMaxAgeMs,
+        maxStaleMs: settings.maxStaleMs,
+        cooldownMs: settings.jwksCooldownMs,
+      },
+      log,
+    );
+  }
+
+  async verify(token: string, options: OidcOptions): Promise<AuthDecision> {
+    const checked = await this.checkToken(token, options);
+    if (!checked.ok) {
+      return refuse('INVALID_TOKEN', 'The bearer token is not valid.', {
+        scheme: 'bearer',
+        jwtError: checked.reason,
+      });
+    }
+    const row =
+      checked.clientId.length <= MAX_API_CLIENT_ID
+        ? await this.clients.bySubject(checked.clientId)
+        : null;
+    if (!row) {
+      return refuse('UNKNOWN_CLIENT', 'No API client matches this bearer token.', {
+        scheme: 'bearer',
+        jwtError: 'no API client for this token',
+      });
+    }
+    return {
+      ok: true,
+      method: 'bearer',
+      identity: {
+        id: row.id,
+        clientId: checked.clientId,
+        clientName: checked.clientName ?? row.name,
+        isAdmin: row.isAdmin,
+      },
+    };
+  }
+
+  /** Never throws: whatever goes wrong while checking a token refuses it. */
+  private async checkToken(token: string, options: OidcOptions): Promise<Checked> {
+    try {
+      return await this.check(token, options);
+    } catch (err) {
+      const reason = err instanceof OidcError ? err.message : describeTokenError(err);
+      if (reason !== null) return { ok: false, reason };
+      this.log.error('unexpected error while verifying a bearer token; refused', {
+        error: (err as Error)?.message,
+      });
+      return { ok: false, reason: 'token verification failed' };
+    }
+  }
+
+  private async check(token: string, options: OidcOptions): Promise<Checked> {
+    if (token.length > MAX_TOKEN_CHARS) return refused('token too large');
+    if (token.split('.').length !== 3) return refused('malformed token (not a signed JWT)');
+    let header: ReturnType<typeof decodeProtectedHeader>;
+    try {
+      header = decodeProtectedHeader(token);
+    } catch {
+      return refused('malformed token (unreadable header)');
+    }
+    // Before any network: `none` and HS* are refused whatever the provider says.
+    const early = algorithmRefusal(header.alg, options, null);
+    if (early !== null) return refused(early);
+    const discoveryUrl = this.discoveryUrl(options.discovery);
+    if (!discoveryUrl) return refused('OpenID Connect discovery URL is not configured correctly');
+    const provider = this.providers.get(discoveryUrl, options.sslVerify);
+    const metadata = await provider.metadata();
+    const unadvertised = algorithmRefusal(header.alg, options, metadata.signingAlgs);
+    if (unadvertised !== null) return refused(unadvertised);
+    const keys = await provider.keysFor(metadata, header);
+    const now = this.now();
+    const { payload } = await jwtVerify(token, keys, {
+      algorithms: [header.alg as string],
+      issuer: metadata.issuer,
+      ...(options.audience !== '' ? { audience: options.audience } : {}),
+      clockTolerance: this.settings.clockToleranceSeconds,
+      currentDate: new Date(now),
+      // A token without `exp` would be valid forever.
+      requiredClaims: ['exp'],
+    });
+    // jose checks `iat` only against a maximum age; a token from the future is refused here.
+    if (
+      typeof payload.iat === 'number' &&
+      payload.iat > now / 1000 + this.settings.clockToleranceSeconds
+    ) {
+      return refused('token issued in the future ("iat")');
+    }
+    return identityClaims(payload, options);
+  }
+
+  private discoveryUrl(raw: string): URL | null {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      this.log.error('nginx forwarded no valid OpenID Connect discovery URL', { discovery: raw });
+      return null;
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+      this.log.error('the OpenID Connect discovery URL must be http(s)', { discovery: raw });
+      return null;
+    }
+    return url;
+  }
+}
+
+function refused(reason: string): Checked {
+  return { ok: false, reason };
+}
+
+/** Spec 5.3.4: the configured claims give client_id and client_name. */
+function identityClaims(payload: JWTPayload, options: OidcOptions): Checked {
+  const clientId = payload[options.clientIdClaim];
+  if (typeof clientId !== 'string' || clientId === '') {
+    return refused(
+      `token has no string ${JSON.stringify(options.clientIdClaim.slice(0, 64))} claim`,
+    );
+  }
+  const name = payload[options.clientNameClaim];
+  // A missing display name is not a reason to refuse; the API client's own name stands in.
+  return { ok: true, clientId, clientName: typeof name === 'string' && name !== '' ? name : null };
+}
