@@ -15,14 +15,18 @@ export interface SidecarParts {
   pool: pg.Pool;
   cache: ClientCache;
   log: Logger;
-  bearer?: BearerVerifier | null;
+  /** Builds the bearer-token verifier over the same client directory as API keys. */
+  bearer?: ((clients: ClientDirectory) => BearerVerifier) | null;
 }
 
 /** The sidecar's HTTP server: `/auth` on plain node:http, the rest through Express. */
 export function createSidecarServer({ pool, cache, log, bearer = null }: SidecarParts): Server {
   const store = new ClientStore(pool);
   const directory = new ClientDirectory(store, cache);
-  const authenticator = new Authenticator(new ApiKeyVerifier(directory), bearer);
+  const authenticator = new Authenticator(
+    new ApiKeyVerifier(directory),
+    bearer?.(directory) ?? null,
+  );
   const auth = createAuthHandler(authenticator, log);
   const management = createManagementApp(store, cache, authenticator, log);
 
