@@ -7,6 +7,7 @@ import { type ApiVersion, parseVersion } from './versions.js';
 export const ENVIRONMENT: Readonly<Record<string, string>> = {
   ENGINE_HOST: 'address to listen on (default 127.0.0.1)',
   ENGINE_PORT: 'port to listen on (default 8080)',
+  ENGINE_SOCKET: 'a unix socket path to listen on instead of host and port',
   ENGINE_ADMIN_USER: 'name of the first administrator (default admin)',
   ENGINE_ADMIN_PASSWORD: 'its password; when unset, one is generated and printed once',
   ENGINE_API_VERSIONS:
@@ -49,6 +50,7 @@ export function optionsFromEnv(env: Env): EngineOptions {
   const options: EngineOptions = {
     host: text('ENGINE_HOST') ?? '127.0.0.1',
     port: integer('ENGINE_PORT') ?? 8080,
+    socket: text('ENGINE_SOCKET'),
     adminUser: text('ENGINE_ADMIN_USER'),
     // Not trimmed: a password may legitimately end in a space.
     adminPassword: env.ENGINE_ADMIN_PASSWORD === '' ? undefined : env.ENGINE_ADMIN_PASSWORD,

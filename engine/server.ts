@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { listen } from '../common/listen.js';
 import { createApp } from './app.js';
 import { answerClientError } from './http/client-error.js';
 import { ROUTES } from './routes/table.js';
@@ -16,6 +17,8 @@ export interface EngineOptions extends SettingsInput {
   host?: string;
   /** Default 0: any free port. */
   port?: number;
+  /** A unix socket path to listen on instead of host and port (the native gateway uses one). */
+  socket?: string;
   /** Password of the first administrator; generated (and returned) when absent. */
   adminPassword?: string;
   /** Clock in milliseconds; tests pass their own to expire sessions without waiting. */
@@ -26,7 +29,7 @@ export interface EngineOptions extends SettingsInput {
 
 /** A listening engine. */
 export interface RunningEngine {
-  /** `http://host:port`, without a trailing slash. */
+  /** `http://host:port` without a trailing slash, or `unix:/path` for a socket. */
   url: string;
   host: string;
   port: number;
@@ -64,15 +67,18 @@ export async function startEngine(options: EngineOptions = {}): Promise<RunningE
 
   const server = createServer(createApp(state, log));
   server.on('clientError', answerClientError);
-  server.listen(options.port ?? 0, options.host ?? '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address() as AddressInfo;
-  const host = address.address;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+  const url = await listen(
+    server,
+    options.socket !== undefined
+      ? { socket: options.socket }
+      : { host: options.host ?? '127.0.0.1', port: options.port ?? 0 },
+  );
+  const address = server.address();
+  const tcp = typeof address === 'object' && address !== null ? (address as AddressInfo) : null;
   return {
     url,
-    host,
-    port: address.port,
+    host: tcp?.address ?? '',
+    port: tcp?.port ?? 0,
     settings,
     adminUser: settings.adminUser,
     generatedAdminPassword,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Handlebars from 'handlebars';
-import { templatesDir } from './package-root.js';
+import { packageRoot } from '../common/package-root.js';
 
 const compiled = new Map<string, Handlebars.TemplateDelegate>();
 
@@ -13,7 +13,7 @@ const compiled = new Map<string, Handlebars.TemplateDelegate>();
 export function renderTemplate(name: string, model: object): string {
   let template = compiled.get(name);
   if (template === undefined) {
-    const source = readFileSync(join(templatesDir(), name), 'utf8');
+    const source = readFileSync(join(packageRoot(), 'templates', name), 'utf8');
     template = Handlebars.create().compile(source, { noEscape: true, strict: true });
     compiled.set(name, template);
   }

@@ -4,7 +4,6 @@ import { ApiKeyVerifier } from './auth/api-key-verifier.js';
 import { createAuthHandler, sendJson } from './auth/auth-route.js';
 import { Authenticator } from './auth/authenticator.js';
 import type { BearerVerifier } from './auth/bearer-verifier.js';
-import type { ClientCache } from './clients/client-cache.js';
 import { ClientDirectory } from './clients/client-directory.js';
 import { ClientStore } from './clients/client-store.js';
 import { asciiJson, INTERNAL_ERROR_BODY } from './errors/api-error.js';
@@ -13,22 +12,21 @@ import { createManagementApp } from './management/app.js';
 
 export interface SidecarParts {
   pool: pg.Pool;
-  cache: ClientCache;
   log: Logger;
   /** Builds the bearer-token verifier over the same client directory as API keys. */
   bearer?: ((clients: ClientDirectory) => BearerVerifier) | null;
 }
 
 /** The sidecar's HTTP server: `/auth` on plain node:http, the rest through Express. */
-export function createSidecarServer({ pool, cache, log, bearer = null }: SidecarParts): Server {
+export function createSidecarServer({ pool, log, bearer = null }: SidecarParts): Server {
   const store = new ClientStore(pool);
-  const directory = new ClientDirectory(store, cache);
+  const directory = new ClientDirectory(store);
   const authenticator = new Authenticator(
     new ApiKeyVerifier(directory),
     bearer?.(directory) ?? null,
   );
   const auth = createAuthHandler(authenticator, log);
-  const management = createManagementApp(store, cache, authenticator, log);
+  const management = createManagementApp(store, authenticator, log);
 
   const server = createServer((req, res) => {
     const url = req.url ?? '';

@@ -1,17 +1,17 @@
-import type { AddressInfo } from 'node:net';
+import { listen } from '../common/listen.js';
 import { createBootstrapKeyIfAsked } from './bootstrap.js';
-import { ChangeListener } from './clients/change-listener.js';
-import { ClientCache } from './clients/client-cache.js';
 import { ClientStore } from './clients/client-store.js';
 import type { SidecarConfig } from './config.js';
 import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
 import type { Logger } from './log.js';
+import { type Clock, readOidcSettings } from './oidc/settings.js';
+import { OidcBearerVerifier } from './oidc/verifier.js';
 import { createSidecarServer } from './server.js';
 
 export interface RunningSidecar {
+  /** `http://host:port`, or `unix:/path` for a socket. */
   url: string;
-  port: number;
   close(): Promise<void>;
 }
 
@@ -20,35 +20,39 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** Where the bootstrap line goes; stdout in production. */
   print?: (line: string) => void;
+  /** Time for token expiry and OIDC cache ages; tests move it instead of sleeping. */
+  clock?: Clock;
 }
 
 /** Waits for the database (retrying: containers may start in any order), migrates, serves. */
 export async function startSidecar(
   config: SidecarConfig,
-  { log, env = process.env, print = (line) => process.stdout.write(`${line}\n`) }: StartOptions,
+  {
+    log,
+    env = process.env,
+    print = (line) => process.stdout.write(`${line}\n`),
+    clock = Date.now,
+  }: StartOptions,
 ): Promise<RunningSidecar> {
+  // Read first: a bad OIDC_* value stops the start-up before anything waits for the database.
+  const oidc = readOidcSettings(env);
   const pool = createPool(config.databaseUrl, log);
   await retry(() => migrate(pool, log), log);
-  const cache = new ClientCache();
-  const listener = new ChangeListener(config.databaseUrl, cache, log);
-  await listener.start();
   await createBootstrapKeyIfAsked(env, new ClientStore(pool), print);
-  const server = createSidecarServer({ pool, cache, log });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
+  const server = createSidecarServer({
+    pool,
+    log,
+    bearer: (clients) => new OidcBearerVerifier(oidc, clients, log, clock),
   });
-  const port = (server.address() as AddressInfo).port;
-  log.info('sidecar listening', { host: config.host, port });
+  const url = await listen(server, config.listen);
+  log.info('sidecar listening', { url });
   return {
-    url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
-    port,
+    url,
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       });
-      await listener.stop();
       await pool.end();
     },
   };

@@ -1,56 +1,63 @@
 import type { ApiClientRow } from './api-client.js';
-import type { ClientCache } from './client-cache.js';
 import type { ClientStore } from './client-store.js';
 
-interface Pending {
-  promise: Promise<ApiClientRow | null>;
-  snapshot: number | null;
+type Lookup<K> = Map<K, ((row: ApiClientRow | null) => void)[]>;
+
+interface Batch {
+  ids: Lookup<number>;
+  subjects: Lookup<string>;
+  failures: ((err: unknown) => void)[];
 }
 
 /**
- * Read path for authentication: the cache first, then PostgreSQL. Concurrent look-ups of
- * one uncached client share a single query, so a burst of first requests costs one round trip.
+ * Read path for authentication: always fresh from PostgreSQL, never from a cache, so a
+ * client deleted a moment ago (through any sidecar) is refused on the very next request.
+ * Every look-up joins a batch that is sent on the next turn of the event loop, i.e. after
+ * the request arrived: one `= ANY($1)` query answers all requests of that turn, which keeps
+ * the cost per request low under load without ever answering from a stale read.
  */
 export class ClientDirectory {
-  private readonly pendingById = new Map<number, Pending>();
-  private readonly pendingBySubject = new Map<string, Pending>();
+  private batch: Batch | null = null;
 
-  constructor(
-    private readonly store: ClientStore,
-    private readonly cache: ClientCache,
-  ) {}
+  constructor(private readonly store: ClientStore) {}
 
-  byId(id: number): Promise<ApiClientRow | null> | ApiClientRow {
-    return this.cache.getById(id) ?? this.load(this.pendingById, id, () => this.store.get(id));
+  byId(id: number): Promise<ApiClientRow | null> {
+    return this.enqueue((b) => b.ids, id);
   }
 
-  bySubject(apiClientId: string): Promise<ApiClientRow | null> | ApiClientRow {
-    return (
-      this.cache.getBySubject(apiClientId) ??
-      this.load(this.pendingBySubject, apiClientId, () => this.store.findByApiClientId(apiClientId))
+  bySubject(apiClientId: string): Promise<ApiClientRow | null> {
+    return this.enqueue((b) => b.subjects, apiClientId);
+  }
+
+  private enqueue<K>(pick: (b: Batch) => Lookup<K>, key: K): Promise<ApiClientRow | null> {
+    if (!this.batch) {
+      this.batch = { ids: new Map(), subjects: new Map(), failures: [] };
+      setImmediate(() => this.flush());
+    }
+    const batch = this.batch;
+    return new Promise((resolve, reject) => {
+      const waiting = pick(batch).get(key);
+      if (waiting) waiting.push(resolve);
+      else pick(batch).set(key, [resolve]);
+      batch.failures.push(reject);
+    });
+  }
+
+  private flush(): void {
+    const batch = this.batch!;
+    this.batch = null;
+    this.store.findMany([...batch.ids.keys()], [...batch.subjects.keys()]).then(
+      (rows) => {
+        const byId = new Map(rows.map((r) => [r.id, r]));
+        const bySubject = new Map(rows.flatMap((r) => (r.apiClientId ? [[r.apiClientId, r]] : [])));
+        for (const [id, resolvers] of batch.ids) for (const r of resolvers) r(byId.get(id) ?? null);
+        for (const [subject, resolvers] of batch.subjects) {
+          for (const r of resolvers) r(bySubject.get(subject) ?? null);
+        }
+      },
+      (err: unknown) => {
+        for (const reject of batch.failures) reject(err);
+      },
     );
-  }
-
-  private load<K>(
-    pending: Map<K, Pending>,
-    key: K,
-    query: () => Promise<ApiClientRow | null>,
-  ): Promise<ApiClientRow | null> {
-    const snapshot = this.cache.snapshot();
-    const inFlight = pending.get(key);
-    // Join a query already under way only if nothing changed since it began: a query that
-    // started before a delete must not answer a request that arrives after it.
-    if (inFlight && snapshot !== null && inFlight.snapshot === snapshot) return inFlight.promise;
-    const entry: Pending = { snapshot, promise: Promise.resolve(null) };
-    entry.promise = query()
-      .then((row) => {
-        if (row) this.cache.store(row, snapshot);
-        return row;
-      })
-      .finally(() => {
-        if (pending.get(key) === entry) pending.delete(key);
-      });
-    pending.set(key, entry);
-    return entry.promise;
   }
 }

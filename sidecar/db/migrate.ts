@@ -1,22 +1,15 @@
-import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type pg from 'pg';
+import { packageRoot } from '../../common/package-root.js';
 import type { Logger } from '../log.js';
 
 /** Arbitrary constant: the key of the advisory lock that serialises migrations. */
 const MIGRATION_LOCK_KEY = 4_237_001;
 
-/** The SQL files live in the source tree, beside this module's source, also when run from dist/. */
+/** The SQL files live in the source tree, also when the code runs from dist/. */
 function migrationsDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) {
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error('package root not found');
-    dir = parent;
-  }
-  return join(dir, 'sidecar', 'db', 'migrations');
+  return join(packageRoot(), 'sidecar', 'db', 'migrations');
 }
 
 /**

@@ -1,7 +1,6 @@
 import { Router } from 'express';
 import type { Authenticator } from '../auth/authenticator.js';
 import { toRecord } from '../clients/api-client.js';
-import type { ClientCache } from '../clients/client-cache.js';
 import type { ClientStore } from '../clients/client-store.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/api-error.js';
 import { formatApiKey, generateSecret } from '../keys/api-key.js';
@@ -13,11 +12,7 @@ import { requireAdmin } from './require-admin.js';
 export const API_CLIENTS_PATH = '/v1/management/api-clients';
 
 /** POST, GET and DELETE of API clients; admin credential required for all of them. */
-export function apiClientsRouter(
-  store: ClientStore,
-  cache: ClientCache,
-  authenticator: Authenticator,
-): Router {
+export function apiClientsRouter(store: ClientStore, authenticator: Authenticator): Router {
   const router = Router({ strict: false });
   // Everything under /v1/management needs an admin, even paths that do not exist.
   router.use('/v1/management', requireAdmin(authenticator));
@@ -66,8 +61,6 @@ export function apiClientsRouter(
   router.delete(`${API_CLIENTS_PATH}/:id`, async (req, res) => {
     const row = await store.delete(idParam(req.params.id));
     if (!row) throw new NotFoundError('No API client has this id.');
-    // This sidecar forgets the client now; the others hear it through NOTIFY.
-    cache.changed(row.id);
     res.json(toRecord(row));
   });
   router.all(`${API_CLIENTS_PATH}/:id`, allowOnly(['GET', 'HEAD', 'DELETE']));

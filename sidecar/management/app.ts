@@ -1,6 +1,5 @@
 import express, { type Express } from 'express';
 import type { Authenticator } from '../auth/authenticator.js';
-import type { ClientCache } from '../clients/client-cache.js';
 import type { ClientStore } from '../clients/client-store.js';
 import { NotFoundError } from '../errors/api-error.js';
 import { errorMiddleware } from '../errors/error-middleware.js';
@@ -10,14 +9,13 @@ import { apiClientsRouter } from './api-clients-routes.js';
 /** The management API (everything but `/auth`), as an Express application. */
 export function createManagementApp(
   store: ClientStore,
-  cache: ClientCache,
   authenticator: Authenticator,
   log: Logger,
 ): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(apiClientsRouter(store, cache, authenticator));
+  app.use(apiClientsRouter(store, authenticator));
   app.use(() => {
     throw new NotFoundError();
   });

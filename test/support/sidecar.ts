@@ -14,7 +14,7 @@ export async function startTestSidecar(
 ): Promise<TestSidecar> {
   const printed: string[] = [];
   const sidecar = await startSidecar(
-    { databaseUrl, host: '127.0.0.1', port: 0 },
+    { databaseUrl, listen: { host: '127.0.0.1', port: 0 } },
     {
       log: silentLogger,
       env: { API_KEY_CREATE: bootstrap ? 'true' : 'false' },

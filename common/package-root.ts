@@ -3,9 +3,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * The package root, found by walking up to package.json: the same answer from
- * `generator/*.ts` (vitest, vite-node) and `dist/generator/*.js` (compiled), so templates
- * read at run time are found in both.
+ * The package root, found by walking up to package.json: the same answer from the
+ * TypeScript sources (vitest, vite-node) and `dist/` (compiled), so files read at run time
+ * (templates, SQL migrations) are found in both.
  */
 export function packageRoot(from: string = fileURLToPath(import.meta.url)): string {
   let dir = dirname(from);
@@ -15,9 +15,4 @@ export function packageRoot(from: string = fileURLToPath(import.meta.url)): stri
     if (parent === dir) throw new Error(`no package.json above ${from}`);
     dir = parent;
   }
-}
-
-/** Directory of the handlebars templates shipped with the package. */
-export function templatesDir(): string {
-  return join(packageRoot(), 'templates');
 }
