@@ -15,7 +15,14 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm install --no-save --omit=optional --ignore-scripts --no-audit --no-fund
 COPY . .
-RUN npm run build
+# What runs: dist/, the templates, and the files beside the sources that code reads at run
+# time from the package root (e.g. sidecar/db/migrations/*.sql), at the same relative paths.
+RUN npm run build \
+    && mkdir -p /runtime \
+    && cp -r dist templates /runtime/ \
+    && for dir in sidecar engine generator native; do \
+         if [ -d "$dir" ]; then find "$dir" -type f ! -name '*.ts' -exec cp --parents -t /runtime {} +; fi; \
+       done
 
 # --- deps: production dependencies only; cached until package-lock.json changes
 FROM ${NODE_IMAGE} AS deps
@@ -29,7 +36,7 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=deps /app/node_modules node_modules
 COPY package.json package-lock.json ./
-COPY --from=build /src/dist dist
+COPY --from=build /runtime/ ./
 COPY docker/healthcheck.mjs /usr/local/lib/gateway/healthcheck.mjs
 ENV ENGINE_HOST=0.0.0.0 \
     ENGINE_PORT=8080

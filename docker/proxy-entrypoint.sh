@@ -6,7 +6,9 @@
 #   3. writes the main nginx.conf into a runtime directory outside the mounted one
 #      (`gateway-config main-conf`: pid, temp paths, logs to stderr/stdout, workers as www-data,
 #      `include /etc/config/nginx/conf.d/*.conf`);
-#   4. replaces itself with nginx (the template says `daemon off;`), so nginx gets the signals.
+#   4. starts a small loop in the background that reloads nginx when the address of an upstream
+#      host changes (below), and replaces itself with nginx (the template says `daemon off;`),
+#      so nginx is PID 1 and gets the container's signals.
 # Any other command runs as given, e.g. `docker compose run --rm proxy gateway-config --help`.
 #
 # The generator is /app/dist/generator/cli.js (wrapper: /usr/local/bin/gateway-config); it finds
@@ -19,6 +21,7 @@ set -euo pipefail
 CONFIG_DIR=/etc/config # the spec's path; config_dir in the settings defaults to it
 RUNTIME_DIR="${GATEWAY_RUNTIME_DIR:-/run/gateway}"
 NGINX_WORKER_USER="${NGINX_WORKER_USER:-www-data}"
+RECHECK_SECONDS="${GATEWAY_UPSTREAM_RECHECK_SECONDS:-5}"
 
 log() { printf 'proxy-entrypoint: %s\n' "$*" >&2; }
 
@@ -31,6 +34,46 @@ gateway-config ensure "$CONFIG_DIR"
 gateway-config check "$CONFIG_DIR"
 gateway-config main-conf "$RUNTIME_DIR" --error-log stderr --access-log stdout \
   --user "$NGINX_WORKER_USER" >/dev/null
+
+# nginx resolves an upstream's host name once, at start or reload. A recreated container
+# (`docker compose up -d` after editing the gateway's environment, spec 5.2) gets a new
+# address, and nginx would keep sending to the old one: every request fails until a restart.
+# So: watch the upstream host names of the environment and reload nginx when they move.
+# GATEWAY_UPSTREAM_RECHECK_SECONDS=0 turns this off (docs/decisions/20261122-containers-images.md).
+upstream_hosts=()
+for upstream in "${GATEWAY_SIDECAR_UPSTREAM:-}" "${GATEWAY_APP_UPSTREAM:-}"; do
+  host="${upstream%:*}"
+  case "$host" in
+  '' | unix | \[*) ;;                     # unset, a Unix socket, an IPv6 literal
+  *[!0-9.]*) upstream_hosts+=("$host") ;; # a name; an IPv4 literal never moves
+  esac
+done
+
+addresses() {
+  local host out
+  for host in "${upstream_hosts[@]}"; do
+    out="$(getent ahostsv4 "$host" | awk '{ print $1 }' | sort -u | paste -sd ' ')"
+    [[ -n "$out" ]] || return 1 # not resolvable right now (being recreated): decide later
+    printf '%s=%s\n' "$host" "$out"
+  done
+}
+
+watch_upstreams() {
+  local before now
+  before="$(addresses || true)"
+  while sleep "$RECHECK_SECONDS"; do
+    now="$(addresses)" || continue
+    if [[ "$now" != "$before" ]]; then
+      log "upstream addresses changed ($(echo "$now" | paste -sd ' ')): reloading nginx"
+      nginx -p "${RUNTIME_DIR}/" -c "${RUNTIME_DIR}/nginx.conf" -e stderr -s reload || true
+      before="$now"
+    fi
+  done
+}
+
+if ((RECHECK_SECONDS > 0 && ${#upstream_hosts[@]} > 0)); then
+  watch_upstreams &
+fi
 
 log "starting nginx with ${RUNTIME_DIR}/nginx.conf"
 exec "$@" -p "${RUNTIME_DIR}/" -c "${RUNTIME_DIR}/nginx.conf" -e stderr
