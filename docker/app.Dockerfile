@@ -41,7 +41,8 @@ COPY docker/healthcheck.mjs /usr/local/lib/gateway/healthcheck.mjs
 ENV ENGINE_HOST=0.0.0.0 \
     ENGINE_PORT=8080
 USER node
-EXPOSE 8080
+# Listens on 8080 (ENGINE_PORT). No EXPOSE: podman 4.3 reports an exposed, unpublished port as
+# a null host binding, and testcontainers then waits for it (decision: containers-engine).
 # Any HTTP answer below 500 means the engine is up (its routes want a session or the gateway).
 HEALTHCHECK --interval=5s --timeout=3s --start-period=60s --retries=3 \
   CMD node /usr/local/lib/gateway/healthcheck.mjs "http://127.0.0.1:${ENGINE_PORT}/api" 200-499

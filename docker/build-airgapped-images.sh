@@ -2,10 +2,12 @@
 # Builds every image the project needs from Debian packages (mmdebstrap) and npm packages
 # alone, without any container registry, then the project's images on top of them.
 #
-#   docker/build-airgapped-images.sh [--rebuild] [--bases-only] [--env-file FILE]
+#   docker/build-airgapped-images.sh [--rebuild] [--bases-only] [--git-ref REF] [--env-file FILE]
 #
 #   --rebuild      rebuild the base images even if they exist with the wanted versions
 #   --bases-only   build only the base images
+#   --git-ref REF  build the project's images from commit REF (git archive) instead of the
+#                  work tree, e.g. HEAD: what is committed, without work in progress
 #   --env-file F   also write the image variables for docker-compose.yml to F
 #                  (use it with `docker-compose --env-file F up -d`)
 #
@@ -115,6 +117,7 @@ fi
 REBUILD=0
 BASES_ONLY=0
 ENV_FILE=""
+GIT_REF=""
 while (($# > 0)); do
   case "$1" in
   --rebuild) REBUILD=1 ;;
@@ -123,8 +126,12 @@ while (($# > 0)); do
     ENV_FILE="${2:?--env-file needs a file name}"
     shift
     ;;
+  --git-ref)
+    GIT_REF="${2:?--git-ref needs a commit}"
+    shift
+    ;;
   -h | --help)
-    sed -n '2,21p' "$SELF" | sed 's/^# \{0,1\}//'
+    sed -n '2,23p' "$SELF" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
   *) die "unknown argument: $1 (see --help)" ;;
@@ -223,6 +230,8 @@ build_base_postgres() {
   export EXTRA_CA_DIR ROOT PG_MAJOR
   log "mmdebstrap ${DEBIAN_SUITE} + postgresql-${PG_MAJOR}"
   run_mmdebstrap "$WORK/postgres.tar" "postgresql-${PG_MAJOR}" postgres
+  # No EXPOSE 5432 (unlike the official image): podman 4.3's Docker API reports an exposed,
+  # unpublished port as a null host binding, and testcontainers waits for it in vain.
   podman import --quiet \
     --change "ENV PATH=/usr/lib/postgresql/${PG_MAJOR}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
     --change 'ENV LANG=C.UTF-8' \
@@ -230,7 +239,6 @@ build_base_postgres() {
     --change 'ENV PGDATA=/var/lib/postgresql/data' \
     --change "LABEL gw.recipe=\"${POSTGRES_RECIPE}\"" \
     --change 'VOLUME /var/lib/postgresql/data' \
-    --change 'EXPOSE 5432' \
     --change 'STOPSIGNAL SIGINT' \
     --change 'ENTRYPOINT ["docker-entrypoint.sh"]' \
     --change 'CMD ["postgres"]' \
@@ -246,7 +254,7 @@ build_project_image() {
   t0="$(now)"
   log "podman build ${name} (${dockerfile})"
   podman build --format docker --pull=never --layers "$@" \
-    -f "$ROOT/docker/${dockerfile}" -t "$name" "$ROOT" >"$WORK/build.log" 2>&1 || {
+    -f "$CONTEXT/docker/${dockerfile}" -t "$name" "$CONTEXT" >"$WORK/build.log" 2>&1 || {
     tail -n 40 "$WORK/build.log" >&2
     die "building ${name} failed (log above)"
   }
@@ -283,6 +291,13 @@ else
 fi
 
 if ((!BASES_ONLY)); then
+  CONTEXT="$ROOT"
+  if [[ -n "$GIT_REF" ]]; then
+    CONTEXT="$WORK/context"
+    mkdir -p "$CONTEXT"
+    git -C "$ROOT" archive "$GIT_REF" | tar -x -C "$CONTEXT"
+    log "building the project's images from ${GIT_REF} ($(git -C "$ROOT" rev-parse --short "$GIT_REF"))"
+  fi
   build_project_image "$IMAGE_GATEWAY" gateway.Dockerfile --build-arg "NODE_IMAGE=${BASE_NODE}"
   build_project_image "$IMAGE_APP" app.Dockerfile --build-arg "NODE_IMAGE=${BASE_NODE}"
   build_project_image "$IMAGE_PROXY" proxy.Dockerfile --build-arg "NODE_IMAGE=${BASE_NODE}" \

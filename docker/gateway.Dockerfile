@@ -41,7 +41,8 @@ COPY docker/healthcheck.mjs /usr/local/lib/gateway/healthcheck.mjs
 ENV HOST=0.0.0.0 \
     PORT=8081
 USER node
-EXPOSE 8081
+# Listens on 8081 (PORT). No EXPOSE: podman 4.3 reports an exposed, unpublished port as
+# a null host binding, and testcontainers then waits for it (decision: containers-engine).
 # /healthz answers 200 only while the database answers.
 HEALTHCHECK --interval=5s --timeout=3s --start-period=60s --retries=3 \
   CMD node /usr/local/lib/gateway/healthcheck.mjs "http://127.0.0.1:${PORT}/healthz"
