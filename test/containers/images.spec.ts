@@ -134,7 +134,7 @@ describe('the images, wired as in docker-compose.yml', () => {
     const workers = await proxy.exec([
       'sh',
       '-c',
-      'for p in /proc/[0-9]*; do grep -qa "nginx: worker" "$p/cmdline" && stat -c %U "$p"; done; true',
+      'for p in /proc/[0-9]*; do [ "$(head -c 13 "$p/cmdline")" = "nginx: worker" ] && stat -c %U "$p"; done; true',
     ]);
     const users = workers.output.trim().split('\n');
     expect(users.length).toBeGreaterThan(0);
