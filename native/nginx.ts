@@ -3,8 +3,8 @@ import { connect } from 'node:tls';
 import { findNginx } from '../generator/index.js';
 
 /** nginx from PATH, or from /usr/sbin, which is often missing from a non-root PATH. */
-export function locateNginx(env: NodeJS.ProcessEnv): string {
-  const found = findNginx(env.PATH) ?? (existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : null);
+export function locateNginx(env: NodeJS.ProcessEnv, fallbacks = ['/usr/sbin/nginx']): string {
+  const found = findNginx(env.PATH) ?? fallbacks.find((path) => existsSync(path));
   if (found) return found;
   throw new Error(
     'nginx is not installed. On Debian or Ubuntu: sudo apt-get install nginx-light ' +

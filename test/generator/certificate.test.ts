@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { certificateProblems, createSelfSignedCertificate } from '../../generator/index.js';
-import { opensslCertificate } from './support/openssl.js';
+import { opensslCertificate } from '../support/openssl.js';
 
 const NOW = new Date('2026-11-22T12:00:00Z');
 const FILES = { certificateFile: '/cfg/nginx/ssl/nginx.crt', keyFile: '/cfg/nginx/ssl/nginx.key' };

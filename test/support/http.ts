@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
 
 export interface HttpResponse {
   status: number;
@@ -18,6 +19,8 @@ export interface HttpOptions {
   json?: unknown;
   /** Extra TLS options for https URLs (ca, servername, minVersion...). */
   tls?: Record<string, unknown>;
+  /** Connect here whatever the URL's host name says (a test FQDN without DNS). */
+  connectTo?: string;
   timeoutMs?: number;
 }
 
@@ -47,6 +50,7 @@ export function http(url: string, options: HttpOptions = {}): Promise<HttpRespon
         method: options.method ?? 'GET',
         headers,
         agent: false,
+        ...(options.connectTo ? { lookup: fixedLookup(options.connectTo) } : {}),
         timeout: options.timeoutMs ?? 10_000,
         ...(options.tls ?? {}),
       },
@@ -72,4 +76,17 @@ export function http(url: string, options: HttpOptions = {}): Promise<HttpRespon
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** A DNS lookup that answers one address for every name (IPv4 or IPv6 literal). */
+function fixedLookup(address: string): LookupFunction {
+  const family = address.includes(':') ? 6 : 4;
+  return ((
+    _hostname: string,
+    options: { all?: boolean },
+    callback: (...args: unknown[]) => void,
+  ) => {
+    if (options.all) callback(null, [{ address, family }]);
+    else callback(null, address, family);
+  }) as LookupFunction;
 }
