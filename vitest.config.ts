@@ -1,5 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
+// .ci/run sets CI_REPORT_DIR to add up every suite's results in its summary line.
+const report = process.env.CI_REPORT_DIR;
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
@@ -11,6 +14,6 @@ export default defineConfig({
     minWorkers: 1,
     testTimeout: 30_000,
     hookTimeout: 120_000,
-    reporters: ['default'],
+    reporters: report ? ['default', ['json', { outputFile: `${report}/main.json` }]] : ['default'],
   },
 });
