@@ -7,7 +7,7 @@ export type Clock = () => number;
  * How the sidecar talks to OpenID Connect providers. nginx says *which* provider per request
  * (discovery URL, ssl_verify...); these settings are the sidecar's own, from its environment,
  * because the provider is reached from the sidecar's host or container.
- * See docs/decisions/20261122-oidc-verification.md.
+ * See docs/decisions/20261122-oidc-provider-access.md.
  */
 export interface OidcSettings {
   /** Extra PEM certificates trusted for providers (with ssl_verify yes), beside Node's roots. */
