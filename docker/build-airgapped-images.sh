@@ -268,6 +268,12 @@ NODE_RECIPE="node=${NODE_VERSION} npm=${NPM_VERSION} ${DEBIAN_SUITE} $(recipe_ha
 NGINX_RECIPE="nginx-light $(recipe_hash build_base_nginx_node) on ${NODE_RECIPE}"
 POSTGRES_RECIPE="postgresql-${PG_MAJOR} ${DEBIAN_SUITE} $(recipe_hash hook_common hook_postgres build_base_postgres)-$(sha256sum "$ROOT/docker/postgres-entrypoint.sh" | cut -c1-12)"
 
+# Image ids before this run: the ones a rebuild replaces are removed at the end (when unused).
+declare -A OLD_IDS=()
+for image in "$BASE_NODE" "$BASE_NGINX_NODE" "$BASE_POSTGRES" "$IMAGE_PROXY" "$IMAGE_GATEWAY" "$IMAGE_APP"; do
+  OLD_IDS[$image]="$(podman image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)"
+done
+
 T_ALL="$(now)"
 NODE_BUILT=0
 if needs_build "$BASE_NODE" "$NODE_RECIPE"; then
@@ -304,6 +310,14 @@ if ((!BASES_ONLY)); then
     --build-arg "PROXY_BASE_IMAGE=${BASE_NGINX_NODE}"
 fi
 record "total" "$(elapsed "$T_ALL")"
+
+# Project images first: an old base cannot go while an old image on it remains.
+for image in "$IMAGE_PROXY" "$IMAGE_GATEWAY" "$IMAGE_APP" "$BASE_NGINX_NODE" "$BASE_NODE" "$BASE_POSTGRES"; do
+  old="${OLD_IDS[$image]}"
+  if [[ -n "$old" && "$old" != "$(podman image inspect --format '{{.Id}}' "$image" 2>/dev/null)" ]]; then
+    if podman rmi "$old" >/dev/null 2>&1; then log "removed the replaced ${image} (${old:0:12})"; fi
+  fi
+done
 
 log "timings:"
 for line in "${TIMINGS[@]}"; do log "  $line"; done
