@@ -2,7 +2,10 @@ import { readConfig } from './config.js';
 import { consoleLogger } from './log.js';
 import { type RunningSidecar, startSidecar } from './sidecar.js';
 
-/** Entry point: `node dist/sidecar/main.js`, configured by DATABASE_URL, HOST, PORT, API_KEY_CREATE. */
+/**
+ * Entry point: `node dist/sidecar/main.js`, configured by DATABASE_URL, HOST and PORT (or SOCKET),
+ * API_KEY_CREATE, and the OIDC_* variables of sidecar/oidc/settings.ts.
+ */
 async function main(): Promise<void> {
   const config = readConfig(process.env);
   let sidecar: RunningSidecar | null = null;

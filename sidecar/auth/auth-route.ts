@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
-  ApiError,
   asciiJson,
   ForbiddenError,
   INTERNAL_ERROR_BODY,
@@ -8,9 +7,10 @@ import {
 } from '../errors/api-error.js';
 import type { Logger } from '../log.js';
 import { requiresAdmin } from './admin-paths.js';
-import { type Authenticator, challengeFor } from './authenticator.js';
+import type { Authenticator } from './authenticator.js';
 import type { AuthFailure } from './decision.js';
 import { type MethodToggles, readToggles, ToggleConfigError } from './method-toggles.js';
+import { refusalError } from './refusal.js';
 
 /**
  * `/auth`, asked by nginx's `auth_request` for every request: the hot path. Plain
@@ -63,19 +63,9 @@ export function createAuthHandler(authenticator: Authenticator, log: Logger) {
 }
 
 function sendRefusal(res: ServerResponse, failure: AuthFailure, toggles: MethodToggles): void {
-  const error = new ApiError(401, [{ code: failure.code, message: failure.message }]);
+  const error = refusalError(failure, toggles);
   const body = asciiJson(error.body());
-  const headers: Record<string, string> = {
-    'WWW-Authenticate': challengeFor(failure, toggles),
-    'X-Auth-Error-Body': body,
-  };
-  if (failure.jwtError !== undefined) headers['X-jwt-error'] = headerSafe(failure.jwtError);
-  sendJson(res, 401, body, headers);
-}
-
-/** Header values must be visible ASCII; anything else from a library message is replaced. */
-function headerSafe(text: string): string {
-  return text.replace(/[^\x20-\x7e]/g, '?').slice(0, 500);
+  sendJson(res, 401, body, { ...error.headers, 'X-Auth-Error-Body': body });
 }
 
 export function sendJson(

@@ -1,8 +1,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Authenticator } from '../auth/authenticator.js';
-import { challengeFor } from '../auth/authenticator.js';
 import { readToggles } from '../auth/method-toggles.js';
-import { ApiError, ForbiddenError, ServiceUnavailableError } from '../errors/api-error.js';
+import { refusalError } from '../auth/refusal.js';
+import { ForbiddenError, ServiceUnavailableError } from '../errors/api-error.js';
 
 /**
  * The management routes check the credential themselves, through the same authenticator as
@@ -18,9 +18,7 @@ export function requireAdmin(authenticator: Authenticator): RequestHandler {
       throw new ServiceUnavailableError();
     }
     if (!decision.ok) {
-      throw new ApiError(401, [{ code: decision.code, message: decision.message }], {
-        'WWW-Authenticate': challengeFor(decision, toggles),
-      });
+      throw refusalError(decision, toggles);
     }
     if (!decision.identity.isAdmin) {
       throw new ForbiddenError('The management API needs an admin credential.');

@@ -87,6 +87,24 @@ describe('a valid token of a matching client', () => {
     expect(res.json).toMatchObject({ api_client_id: 'svc-alpha', has_api_key: false });
   });
 
+  test('the management API refuses a bad token itself, with the same X-jwt-error', async () => {
+    const expired = await setup.provider.sign({
+      sub: 'svc-admin',
+      iat: now() - 900,
+      exp: now() - 300,
+    });
+    const res = await http(`${setup.sidecar.url}${CLIENTS}`, {
+      headers: {
+        ...nginxOidcHeaders(setup.provider.discoveryUrl),
+        Authorization: `Bearer ${expired}`,
+      },
+    });
+    expect(res.status).toBe(401);
+    expect(res.headers['x-jwt-error']).toBe('token expired');
+    expect(res.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+    expect(res.json).toEqual({ errors: [expect.objectContaining({ code: 'INVALID_TOKEN' })] });
+  });
+
   test('the audience option passes a token for that audience', async () => {
     expect(claimsOf(alphaToken).aud).toBe(RESOURCE);
     const res = await setup.auth(alphaToken, { 'X-Gateway-Oidc-Audience': RESOURCE });
