@@ -7,7 +7,12 @@ import {
 } from 'testcontainers';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { http } from '../support/http.js';
-import { IMAGES, requireContainerEngine, waitForLogLine } from './support.js';
+import {
+  IMAGES,
+  removeSessionContainers,
+  requireContainerEngine,
+  waitForLogLine,
+} from './support.js';
 
 /**
  * The four images wired together as docker-compose.yml wires them (service names as network
@@ -99,6 +104,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const container of started.reverse()) await container.stop({ timeout: 5_000 });
+  await removeSessionContainers();
   await network?.stop();
 }, 60_000);
 

@@ -1,4 +1,9 @@
-import { getContainerRuntimeClient, ImageName } from 'testcontainers';
+import {
+  getContainerRuntimeClient,
+  getReaper,
+  ImageName,
+  LABEL_TESTCONTAINERS_SESSION_ID,
+} from 'testcontainers';
 
 /**
  * The images under test: the project's images and the PostgreSQL image, named as
@@ -22,6 +27,13 @@ const HOW_TO =
  * the container suite never skips itself and never pulls (these machines reach no registry).
  */
 export async function requireContainerEngine(): Promise<void> {
+  if (process.env.TESTCONTAINERS_RYUK_DISABLED !== 'true') {
+    throw new Error(
+      'TESTCONTAINERS_RYUK_DISABLED is not "true": the reaper image cannot be pulled here, so ' +
+        'testcontainers must not start it (the suite removes its own containers); ' +
+        'docker/setup-podman.sh prints the variables to export',
+    );
+  }
   let client: Awaited<ReturnType<typeof getContainerRuntimeClient>>;
   try {
     client = await getContainerRuntimeClient();
@@ -61,4 +73,19 @@ export function waitForLogLine(
     };
     logs.on('data', onData);
   });
+}
+
+/**
+ * Removes every running container of this test session. testcontainers does not remove a
+ * container whose start failed half-way, and without the reaper nothing else would.
+ */
+export async function removeSessionContainers(): Promise<void> {
+  const client = await getContainerRuntimeClient();
+  const { sessionId } = await getReaper(client);
+  for (const info of await client.container.list()) {
+    if (info.Labels[LABEL_TESTCONTAINERS_SESSION_ID] !== sessionId) continue;
+    const container = client.container.getById(info.Id);
+    await client.container.stop(container, { timeout: 2_000 });
+    await client.container.remove(container, { removeVolumes: true });
+  }
 }
