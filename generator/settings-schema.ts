@@ -159,6 +159,31 @@ export const tlsSchema = z.strictObject({
   ),
 });
 
+/** Revocation bounds nginx can hold exactly: the window must divide a second into tenths. */
+export const AUTH_CACHE_WINDOWS_MS = [0, 100, 200, 500, 1000] as const;
+
+export const authCacheSchema = z.strictObject({
+  /**
+   * How long nginx may reuse the sidecar's "yes" for one credential: the revocation bound
+   * through nginx. 0 turns the cache off (every request asks the sidecar).
+   */
+  window_ms: z
+    .union(
+      AUTH_CACHE_WINDOWS_MS.map((n) => z.literal(n)) as [
+        z.ZodLiteral<0>,
+        ...z.ZodLiteral<number>[],
+      ],
+      {
+        error: `must be one of ${AUTH_CACHE_WINDOWS_MS.join(', ')}`,
+      },
+    )
+    .default(500),
+  /** Where nginx keeps cached answers; their keys hold credentials, so use a tmpfs. */
+  path: allowListed(ABSOLUTE_PATH, 'an absolute path', CHARSET('A-Za-z0-9._/@+,=~ -')).default(
+    '/var/cache/gateway-auth',
+  ),
+});
+
 export const settingsObjectSchema = z.strictObject({
   /** The host's fully qualified domain name: server_name, certificate CN and SAN. */
   fqdn: dnsName.default('localhost'),
@@ -176,6 +201,7 @@ export const settingsObjectSchema = z.strictObject({
   open_id_connect_enabled: z.boolean().default(false),
   open_id_connect: openIdConnectSchema.prefault({}),
   tls: tlsSchema.prefault({}),
+  auth_cache: authCacheSchema.prefault({}),
 });
 
 /** The complete settings schema: per-field rules plus the rules that span fields. */
@@ -213,4 +239,5 @@ export const ALLOWED_KEYS: Record<string, string[]> = {
   upstreams: Object.keys(upstreamsSchema.shape),
   open_id_connect: Object.keys(openIdConnectSchema.shape),
   tls: Object.keys(tlsSchema.shape),
+  auth_cache: Object.keys(authCacheSchema.shape),
 };

@@ -33,14 +33,36 @@ export interface DefaultConfModel {
   /** `auth_request_set` lines: variable ← sidecar response header. */
   authResults: NameValue[];
   auth: LocationModel;
+  /** The auth location for management paths: admin required, never cached. */
+  adminAuth: LocationModel;
+  /** nginx's reuse of the sidecar's "yes" answers; null: every request asks the sidecar. */
+  authCache: AuthCacheModel | null;
   management: LocationModel & { path: string };
   app: LocationModel;
   errors: {
+    badRequest: string;
+    headersTooLarge: string;
+    bodyTooLarge: string;
+    uriTooLong: string;
     unauthorizedFallback: string;
     forbiddenFallback: string;
     authUnavailable: string;
     upstreamUnavailable: string;
   };
+}
+
+/**
+ * The auth answer cache. nginx stores cache lifetimes in whole seconds (a "1s" entry can live
+ * almost 2 s), so the bound comes from the key instead: it carries the current time window,
+ * derived from `$msec` by a regex map, and an answer is only ever looked up within the window
+ * it was made in. A deleted credential is thus refused at most `windowMs` after DELETE answered.
+ */
+export interface AuthCacheModel {
+  windowMs: number;
+  path: string;
+  /** `map $msec $auth_cache_window` entries: regex → window label. */
+  windows: NameValue[];
+  key: string;
 }
 
 /** Everything `templates/ssl.conf.hbs` needs. */
@@ -78,6 +100,32 @@ const SIDECAR_HEADERS: NameValue[] = FORWARDED_TO_SIDECAR.map(({ header, variabl
   name: header,
   value: variable,
 }));
+
+// What an auth answer depends on besides the credential: the methods and OIDC options in force.
+const DECISION_VARIABLES = FORWARDED_TO_SIDECAR.map((row) => row.variable).filter(
+  (v) => v !== '$request_method' && v !== '$request_uri' && v !== '$oidc_redirect_uri',
+);
+
+function authCacheModel(windowMs: number, path: string): AuthCacheModel | null {
+  if (windowMs === 0) return null;
+  const tenths = windowMs / 100;
+  const windows: NameValue[] = [];
+  for (let first = 0; first < 10; first += tenths) {
+    const last = first + tenths - 1;
+    const digit = first === last ? String(first) : `[${first}-${last}]`;
+    // Constant nginx text (a regex and a variable), so not through quoted(), which refuses both.
+    windows.push({
+      name: `"~^(?<auth_second>\\d+)\\.${digit}"`,
+      value: `"\${auth_second}${String.fromCharCode(97 + first / tenths)}"`,
+    });
+  }
+  return {
+    windowMs,
+    path: quoted(path),
+    windows,
+    key: `"${['$auth_cache_window', ...DECISION_VARIABLES, '$http_authorization'].join('|')}"`,
+  };
+}
 
 /** Builds the default.conf model: every decision about what nginx does is made here. */
 export function defaultConfModel(settings: Settings): DefaultConfModel {
@@ -128,6 +176,16 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       // No request body goes to the sidecar, so no length either.
       headers: [...KEEPALIVE_HEADERS, { name: 'Content-Length', value: '""' }, ...SIDECAR_HEADERS],
     },
+    adminAuth: {
+      proxyPass: `http://${SIDECAR_UPSTREAM}/auth`,
+      headers: [
+        ...KEEPALIVE_HEADERS,
+        { name: 'Content-Length', value: '""' },
+        ...SIDECAR_HEADERS,
+        { name: 'X-Gateway-Require-Admin', value: 'true' },
+      ],
+    },
+    authCache: authCacheModel(settings.auth_cache.window_ms, settings.auth_cache.path),
     management: {
       path: '/v1/management/',
       proxyPass: `http://${SIDECAR_UPSTREAM}`,
@@ -143,6 +201,13 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       headers: [...KEEPALIVE_HEADERS, ...FORWARDED_HEADERS, ...IDENTITY_HEADERS],
     },
     errors: {
+      badRequest: errorBody(
+        'BAD_REQUEST',
+        'The request is malformed (for example a repeated Authorization header).',
+      ),
+      headersTooLarge: errorBody('HEADERS_TOO_LARGE', 'The request headers are too large.'),
+      bodyTooLarge: errorBody('PAYLOAD_TOO_LARGE', 'The request body is too large.'),
+      uriTooLong: errorBody('URI_TOO_LONG', 'The request URI is too long.'),
       unauthorizedFallback: errorBody('UNAUTHORIZED', 'Authentication is required.'),
       forbiddenFallback: errorBody('FORBIDDEN', 'The credential does not allow this request.'),
       authUnavailable: errorBody(

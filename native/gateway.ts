@@ -49,6 +49,7 @@ export async function startNativeGateway({
     overrides: {
       config_dir: home.config,
       upstreams: { app: `unix:${home.appSocket}`, sidecar: `unix:${home.sidecarSocket}` },
+      auth_cache: { path: home.authCache },
     },
   });
   const ensured = await ensureConfigDir(home.config, settings);

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
@@ -13,6 +15,8 @@ export interface GatewayHome {
   run: string;
   sidecarSocket: string;
   appSocket: string;
+  /** nginx's cache of auth answers; their keys are credentials, so it lives in memory (tmpfs). */
+  authCache: string;
 }
 
 // A unix socket path must fit sockaddr_un.sun_path (108 bytes on Linux, with the NUL).
@@ -29,6 +33,12 @@ export function gatewayHome(dir: string): GatewayHome {
     run,
     sidecarSocket: join(run, 'sidecar.sock'),
     appSocket: join(run, 'app.sock'),
+    authCache: existsSync('/dev/shm')
+      ? join(
+          '/dev/shm',
+          `gateway-auth-${createHash('sha256').update(root).digest('hex').slice(0, 12)}`,
+        )
+      : join(run, 'auth-cache'),
   };
 }
 

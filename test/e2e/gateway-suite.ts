@@ -7,6 +7,7 @@ import { EngineClient } from '../../engine/client/index.js';
 import { type HttpOptions, http } from '../support/http.js';
 import { CLIENTS, uniqueName } from '../support/management.js';
 import { opensslCertificate } from '../support/openssl.js';
+import { expectRevokedWithinBound } from '../support/revocation.js';
 import { apk } from '../support/sidecar.js';
 import type { Stack } from '../support/stack.js';
 import { handshake } from '../support/tls.js';
@@ -103,17 +104,43 @@ export function gatewaySuite(start: () => Promise<Stack>): void {
       expect(app.text).toContain('/resources/json/service/session');
     });
 
-    test('a deleted key: 401 on the very next request', async () => {
+    test('a deleted key is refused within the revocation bound, caches warm', async () => {
       const { api_key_id: id, token } = await create({
         name: uniqueName('gone'),
         is_admin: false,
         generate_api_key: true,
       });
-      expect((await call('/api', { headers: apk(token) })).status).toBe(200);
-      await call(`${CLIENTS}/${id}`, { method: 'DELETE', headers: apk(stack.adminKey) });
+      for (let i = 0; i < 5; i += 1)
+        expect((await call('/api', { headers: apk(token) })).status).toBe(200);
+      const deleted = await call(`${CLIENTS}/${id}`, {
+        method: 'DELETE',
+        headers: apk(stack.adminKey),
+      });
+      expect(deleted.status).toBe(200);
+      await expectRevokedWithinBound(
+        async () => (await call('/api', { headers: apk(token) })).status,
+        Date.now(),
+        stack.revocationBoundMs,
+      );
       const res = await call('/api', { headers: apk(token) });
-      expect(res.status).toBe(401);
       expect(res.json).toEqual({ errors: [expect.objectContaining({ code: 'INVALID_API_KEY' })] });
+    });
+
+    test('an unknown key is never served from the cache, even beside a cached valid one', async () => {
+      const { api_key_id: id, token } = await create({
+        name: uniqueName('warm'),
+        is_admin: false,
+        generate_api_key: true,
+      });
+      for (let i = 0; i < 5; i += 1)
+        expect((await call('/api', { headers: apk(token) })).status).toBe(200);
+      const sameIdWrongSecret = `${id}.${'B'.repeat(43)}`;
+      for (let i = 0; i < 5; i += 1) {
+        expect((await call('/api', { headers: apk(sameIdWrongSecret) })).status).toBe(401);
+        expect(
+          (await call('/api', { headers: apk(`${id + 1000}.${'C'.repeat(43)}`) })).status,
+        ).toBe(401);
+      }
     });
   });
 
@@ -260,7 +287,10 @@ export function gatewaySuite(start: () => Promise<Stack>): void {
       await writeFile(join(stack.configDir, 'nginx/ssl/nginx.key'), supplied.keyPem, {
         mode: 0o600,
       });
-      await writeFile(sslConf, original.replace(/^ssl_protocols [^;]*;/m, 'ssl_protocols TLSv1.3;'));
+      await writeFile(
+        sslConf,
+        original.replace(/^ssl_protocols [^;]*;/m, 'ssl_protocols TLSv1.3;'),
+      );
       await stack.restart();
       const { ca, servername } = await stack.tls();
       const h = await handshake(port(), 'TLSv1.3', ca, servername);

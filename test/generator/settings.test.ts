@@ -67,7 +67,16 @@ describe('defaults', () => {
         audience: '',
       },
       tls: { protocols: ['TLSv1.2', 'TLSv1.3'], ciphers: expect.stringContaining('ECDHE') },
+      auth_cache: { window_ms: 500, path: '/var/cache/gateway-auth' },
     });
+  });
+
+  test('the auth cache window is one an nginx clock map can hold exactly', () => {
+    expect(parseSettings({ auth_cache: { window_ms: 0 } }).auth_cache.window_ms).toBe(0);
+    expect(() => parseSettings({ auth_cache: { window_ms: 300 } })).toThrow(
+      /auth_cache\.window_ms: must be one of 0, 100, 200, 500, 1000/,
+    );
+    expect(() => parseSettings({ auth_cache: { path: 'relative;x' } })).toThrow(/auth_cache\.path/);
   });
 
   test('a key without a value means its default', () => {

@@ -68,6 +68,7 @@ export async function startNativeStack(
     fqdn,
     adminKey,
     configDir,
+    revocationBoundMs: 500,
     async tls(): Promise<StackTls> {
       return {
         ca: await readFile(join(configDir, 'nginx/ssl/nginx.crt'), 'utf8'),

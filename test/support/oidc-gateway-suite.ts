@@ -14,6 +14,7 @@ import {
   withFlippedSignatureBit,
   withPayload,
 } from './oidc-tokens.js';
+import { expectRevokedWithinBound } from './revocation.js';
 import { apk } from './sidecar.js';
 import type { Stack } from './stack.js';
 
@@ -173,7 +174,7 @@ export function oidcGatewaySuite(start: (oidc: OidcStackEnv) => Promise<Stack>):
       for (const [token, jwtError] of cases) expectRefused(await bearer(token), jwtError);
     });
 
-    test('a client deleted a moment ago is refused', async () => {
+    test('a client deleted a moment ago is refused (within the revocation bound)', async () => {
       const token = await provider.issueToken('svc-e2e-doomed');
       expect((await bearer(token)).status).toBe(200);
       const list = await call(`${CLIENTS}`, { headers: apk(stack.adminKey) });
@@ -185,6 +186,11 @@ export function oidcGatewaySuite(start: (oidc: OidcStackEnv) => Promise<Stack>):
         headers: apk(stack.adminKey),
       });
       expect(deleted.status).toBe(200);
+      await expectRevokedWithinBound(
+        async () => (await bearer(token)).status,
+        Date.now(),
+        stack.revocationBoundMs,
+      );
       expectRefused(await bearer(token), 'no API client for this token');
     });
 

@@ -18,6 +18,8 @@ export interface Stack {
   readonly fqdn: string;
   /** The bootstrap admin key printed on first start. */
   readonly adminKey: string;
+  /** How long nginx may reuse an auth answer: the revocation bound through nginx (ms). */
+  readonly revocationBoundMs: number;
   /** Host path of the configuration directory the proxy reads (`/etc/config` in the container). */
   readonly configDir: string;
   /** TLS options trusting the certificate currently in the configuration directory. */

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,14 +54,19 @@ export interface GatewayOptions {
 
 export async function startGateway(options: GatewayOptions = {}): Promise<GatewayUnderTest> {
   const home = await mkdtemp(join(tmpdir(), 'gw-nginx-'));
+  // nginx workers (an unprivileged user when the tests run as root) write the auth cache here.
+  await chmod(home, 0o755);
   const configDir = join(home, 'config');
   const stubSidecar = await startStub(allow());
   const stubApp = await startStub(appEcho);
   const httpsPort = await freePort();
   const httpPort = await freePort();
   const settings = await loadSettings({
-    defaults: options.settings,
+    // The stub sidecar's answers change from test to test; reusing them is tested on its own
+    // (nginx-auth-cache.test.ts), with the cache switched on there.
+    defaults: { auth_cache: { window_ms: 0 }, ...options.settings },
     overrides: {
+      auth_cache: { path: join(home, 'auth-cache') },
       fqdn: 'localhost',
       https_port: httpsPort,
       http_redirect_port: httpPort,

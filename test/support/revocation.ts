@@ -1,0 +1,30 @@
+import { expect } from 'vitest';
+
+/**
+ * Revocation through nginx, where answers may be reused for one cache window: after DELETE
+ * answered at `answeredAt`, requests keep coming for `boundMs` plus a margin. Every request
+ * that starts once the bound has passed must be refused, and once refused a credential never
+ * passes again. This is exact, not a timing guess: nginx keys cached answers by the window of
+ * its own clock, so an answer cannot be found once its window is over.
+ */
+export async function expectRevokedWithinBound(
+  send: () => Promise<number>,
+  answeredAt: number,
+  boundMs: number,
+): Promise<void> {
+  let refused = false;
+  const statuses: string[] = [];
+  while (Date.now() < answeredAt + boundMs + 300) {
+    const startedAt = Date.now();
+    const status = await send();
+    statuses.push(`${startedAt - answeredAt}ms:${status}`);
+    if (startedAt >= answeredAt + boundMs || refused) {
+      expect(status, statuses.join(' ')).toBe(401);
+    } else {
+      expect([200, 401], statuses.join(' ')).toContain(status);
+    }
+    refused ||= status === 401;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  expect(refused).toBe(true);
+}
