@@ -54,11 +54,16 @@ else
   log "packages already installed"
 fi
 
-# 2. Engine configuration: runc (crun fails on this kernel's hybrid cgroups) and ulimits
-#    below the sandbox's hard limits (podman's defaults are higher, and raising them fails).
+# 2. Engine configuration: runc (crun fails on this kernel's hybrid cgroups), ulimits below
+#    the sandbox's hard limits (podman's defaults are higher, and raising them fails), and a 1 s
+#    DNS timeout: aardvark-dns (podman's name server for service names) drops queries while it
+#    reloads, which it does whenever a container joins or leaves a network; with glibc's
+#    default 5 s timeout a lookup then stalls 5-10 s and connections time out (seen: the
+#    sidecar's PostgreSQL pool). With 1 s and 5 attempts the stall stays at 1-2 s.
 desired_conf='# Written by docker/setup-podman.sh (see docs/decisions/20261122-containers-engine.md).
 [containers]
 default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
+dns_options = ["timeout:1", "attempts:5"]
 
 [engine]
 runtime = "runc"
@@ -67,7 +72,8 @@ mkdir -p "$(dirname "$CONF")"
 if [[ -f "$CONF" ]] && [[ "$(cat "$CONF")" == "$(printf '%s' "$desired_conf")" ]]; then
   log "${CONF} already up to date"
 else
-  if [[ -f "$CONF" ]] && [[ ! -f "${CONF}.orig" ]]; then
+  if [[ -f "$CONF" ]] && ! grep -q 'Written by docker/setup-podman.sh' "$CONF" &&
+    [[ ! -f "${CONF}.orig" ]]; then
     cp -p "$CONF" "${CONF}.orig"
     log "kept the previous ${CONF} as ${CONF}.orig"
   fi
@@ -123,14 +129,42 @@ ticker_running() {
 }
 if [[ -d /run/systemd/system ]]; then
   log "systemd is running: podman schedules health checks itself"
-elif ticker_running; then
+elif ticker_running && cmp -s "$TICKER" "${SOCKET_DIR}/podman-healthcheck-ticker.sh"; then
   log "health-check ticker already running (pid $(cat "$TICKER_PID_FILE"))"
 else
+  if ticker_running; then
+    log "health-check ticker changed: restarting it"
+    kill "$(cat "$TICKER_PID_FILE")"
+  fi
   # A copy, so that the loop does not depend on this checkout staying where it is.
   install -m 0755 "$TICKER" "${SOCKET_DIR}/podman-healthcheck-ticker.sh"
   setsid "${SOCKET_DIR}/podman-healthcheck-ticker.sh" </dev/null >>"$SERVICE_LOG" 2>&1 &
   echo $! >"$TICKER_PID_FILE"
   log "started the health-check ticker (pid $!)"
+fi
+
+# 5. Stale name records. aardvark-dns keeps one file per network; when a container outlives
+#    its network (removed after `podman network rm`, e.g. a test that failed half-way), its
+#    entry stays, and a later network that reuses the subnet answers the service name with the
+#    dead address too: requests then fail now and then after a 3 s timeout. Drop the files of
+#    networks that no longer exist, and tell aardvark-dns to reread.
+AARDVARK_DIR=/run/containers/networks/aardvark-dns
+if [[ -d "$AARDVARK_DIR" ]]; then
+  networks="$(podman network ls --no-trunc --format '{{.ID}}' 2>/dev/null || true)"
+  stale=0
+  for file in "$AARDVARK_DIR"/*; do
+    name="$(basename "$file")"
+    [[ -f "$file" && "$name" != aardvark.pid && -n "$networks" ]] || continue
+    if ! grep -q "^${name}" <<<"$networks"; then
+      rm -f "$file"
+      stale=$((stale + 1))
+    fi
+  done
+  if ((stale > 0)); then
+    log "removed ${stale} stale aardvark-dns network file(s)"
+    pid="$(cat "$AARDVARK_DIR/aardvark.pid" 2>/dev/null || true)"
+    if [[ -n "$pid" ]]; then kill -HUP "$pid" 2>/dev/null || true; fi
+  fi
 fi
 
 version="$(curl -fsS --max-time 3 --unix-socket "$SOCKET" http://d/version |

@@ -5,7 +5,7 @@ import {
   type StartedTestContainer,
   Wait,
 } from 'testcontainers';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { http } from '../support/http.js';
 import {
   IMAGES,
@@ -31,11 +31,27 @@ let bootstrapKey: string;
 let baseUrl: string;
 let tls: { ca: string; servername: string };
 
+/** Everything each container has logged, printed when a test fails. */
+const logs = new Map<string, string>();
+
 async function start(container: GenericContainer): Promise<StartedTestContainer> {
   const running = await container.withStartupTimeout(90_000).start();
   started.push(running);
+  const name = running.getNetworkNames().length ? running.getName() : running.getId();
+  logs.set(name, '');
+  (await running.logs()).on('data', (chunk: Buffer | string) => {
+    logs.set(name, (logs.get(name) ?? '') + chunk.toString());
+  });
   return running;
 }
+
+afterEach(async (context) => {
+  if (context.task.result?.state !== 'fail') return;
+  await new Promise((resolve) => setTimeout(resolve, 1000)); // let the log streams catch up
+  for (const [name, text] of logs) {
+    console.error(`--- ${name} (last lines)\n${text.split('\n').slice(-30).join('\n')}`);
+  }
+});
 
 beforeAll(async () => {
   await requireContainerEngine();
@@ -120,7 +136,7 @@ describe('the images, wired as in docker-compose.yml', () => {
       headers: { Authorization: `apk ${bootstrapKey}`, Accept: 'application/json' },
       tls,
     });
-    expect(response.status).toBe(200);
+    expect(response.status, response.text).toBe(200);
   });
 
   test('an authenticated request reaches the engine behind the gateway', async () => {
