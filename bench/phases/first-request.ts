@@ -1,0 +1,54 @@
+import { Client } from '../load/client.js';
+import { BENCH_PATH } from '../stack/engine-session.js';
+import { percentile } from '../stats.js';
+import type { PhaseContext } from './context.js';
+import { type CreatedKey, createKeys } from './keys.js';
+
+export interface FirstRequestResult {
+  keys: number;
+  /** Latency of the first request of each fresh key, ms (client side, keep-alive). */
+  fresh: { p50: number; p99: number; max: number };
+  /** The same client, interleaved: a key seen many times, for what the client itself costs. */
+  seen: { p50: number; p99: number };
+  /** Answers other than 200 (a fresh valid key must pass on its first request). */
+  failures: number;
+  created: CreatedKey[];
+}
+
+/**
+ * Keys created through the API and never presented to `/auth` before; each is used for
+ * exactly one request. One keep-alive connection, one request at a time, on an otherwise idle
+ * gateway: the latency of a first request, not of a queue. Every fresh request is followed by
+ * one with an already-seen key on the same connection, so the two sets share conditions.
+ */
+export async function measureFirstRequest(ctx: PhaseContext): Promise<FirstRequestResult> {
+  const { a, cookieA, apiKey } = ctx.stack;
+  const created = await createKeys(ctx, ctx.options.freshKeys, 'bench-fresh');
+  const client = new Client(a.url, a.ca, 1);
+  const fresh: number[] = [];
+  const seen: number[] = [];
+  let failures = 0;
+  try {
+    const ask = (key: string) =>
+      client.send('GET', BENCH_PATH, { Cookie: cookieA, Authorization: `apk ${key}` });
+    await ask(apiKey); // the connection's TLS handshake is not part of any figure
+    for (const key of created) {
+      const first = await ask(key.token);
+      if (first.status !== 200) failures += 1;
+      fresh.push(first.ms);
+      const again = await ask(apiKey);
+      if (again.status !== 200) failures += 1;
+      seen.push(again.ms);
+    }
+  } finally {
+    client.close();
+  }
+  ctx.countA(fresh.length + seen.length + 1);
+  return {
+    keys: created.length,
+    fresh: { p50: percentile(fresh, 50), p99: percentile(fresh, 99), max: percentile(fresh, 100) },
+    seen: { p50: percentile(seen, 50), p99: percentile(seen, 99) },
+    failures,
+    created,
+  };
+}

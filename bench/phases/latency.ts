@@ -1,0 +1,38 @@
+import { FIXED_RATE } from '../wrk/lua.js';
+import { type Aggregate, aggregate } from './aggregate.js';
+import { type MeasuredRun, measure, type PhaseContext, targets } from './context.js';
+
+export interface LatencyResult {
+  /** The fixed rate both targets were driven at: half the gateway's maximum API-key rate. */
+  rate: number;
+  baseline: Aggregate;
+  apk: Aggregate;
+  /** Gateway p99 minus baseline p99 at that rate, ms. */
+  addedP99: number;
+}
+
+/**
+ * p99 at half of the gateway's maximum rate, for the baseline and the gateway at the SAME
+ * rate (see FIXED_RATE in wrk/lua.ts for how wrk holds it), rounds alternating.
+ */
+export async function measureLatency(ctx: PhaseContext, maxRps: number): Promise<LatencyResult> {
+  const t = targets(ctx.stack);
+  const rate = maxRps / 2;
+  const intervalMs = (ctx.options.wrkThreads * 1000) / rate;
+  const runs: Record<'baseline' | 'apk', MeasuredRun[]> = { baseline: [], apk: [] };
+  for (let round = 0; round < ctx.options.rounds; round += 1) {
+    const order = round % 2 === 0 ? (['baseline', 'apk'] as const) : (['apk', 'baseline'] as const);
+    for (const which of order) {
+      const run = await measure(ctx, t[which], ctx.options.seconds, FIXED_RATE, [
+        intervalMs.toFixed(4),
+      ]);
+      runs[which].push(run);
+      ctx.say(
+        `  round ${round + 1} ${t[which].name.padEnd(12)} at ${Math.round(rate)} req/s: got ${Math.round(run.rps)} req/s, p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms`,
+      );
+    }
+  }
+  const baseline = aggregate(t.baseline.name, runs.baseline);
+  const apk = aggregate(t.apk.name, runs.apk);
+  return { rate, baseline, apk, addedP99: apk.p99 - baseline.p99 };
+}

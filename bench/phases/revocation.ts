@@ -1,0 +1,165 @@
+import { performance } from 'node:perf_hooks';
+import { type Answer, Client } from '../load/client.js';
+import { BENCH_PATH } from '../stack/engine-session.js';
+import type { BenchGateway } from '../stack/gateway.js';
+import { CLIENTS_PATH } from '../stack/setup.js';
+import { percentile } from '../stats.js';
+import type { PhaseContext } from './context.js';
+import { type CreatedKey, createKeys } from './keys.js';
+
+/** Pause between one poller's requests: the resolution of the figure, plus one round trip. */
+const POLL_MS = 5;
+/** Consecutive refusals (sent after DELETE answered) that end a poller. */
+const CONFIRM = 5;
+/** Answers each poller needs before the DELETE: the key is seen and in use on both pairs. */
+const WARM = 3;
+/** A key still accepted this long after its DELETE counts as a failure at this value. */
+const GIVE_UP_MS = 5_000;
+/** Pollers per gateway and key, each on its own connection (nginx has 2 workers). */
+const POLLERS = 2;
+
+export interface RevocationResult {
+  deletes: number;
+  /** Per delete, the worst of its pollers: ms from DELETE's answer until refused for good. */
+  worstMs: number;
+  p50Ms: number;
+  /** Requests sent after DELETE answered and still let through (all pairs, all deletes). */
+  acceptedAfterDelete: number;
+  /** Unexpected answers (neither 200 nor 401), or deletes that failed. */
+  failures: number;
+  /** What the failures were, by kind ("status 503 after DELETE", ...). */
+  failureKinds: Record<string, number>;
+  pollMs: number;
+}
+
+interface Poll {
+  sentAt: number;
+  status: number;
+}
+
+/**
+ * Two proxy+sidecar pairs (gateways A and B) on one database. For each key: pollers on both
+ * pairs use it continuously (its answers are warm in every cache), then gateway A's management
+ * API deletes it. From the moment DELETE's answer is received (t0), each poller keeps going
+ * until CONFIRM refusals in a row; the time for that poller is when the first request of that
+ * final run of refusals was sent, minus t0: an upper bound, by at most POLL_MS + one round
+ * trip. Deletes run `revocationBatch` at a time to fit the time budget.
+ */
+export async function measureRevocation(ctx: PhaseContext): Promise<RevocationResult> {
+  const keys = await createKeys(ctx, ctx.options.revocations, 'bench-revoke');
+  const admin = new Client(ctx.stack.a.url, ctx.stack.a.ca, ctx.options.revocationBatch);
+  const times: number[] = [];
+  let acceptedAfterDelete = 0;
+  let failures = 0;
+  const failureKinds: Record<string, number> = {};
+  try {
+    for (let i = 0; i < keys.length; i += ctx.options.revocationBatch) {
+      const batch = keys.slice(i, i + ctx.options.revocationBatch);
+      const results = await Promise.all(batch.map((key) => revokeOne(ctx, admin, key)));
+      for (const r of results) {
+        times.push(r.ms);
+        acceptedAfterDelete += r.accepted;
+        failures += r.failures.length;
+        for (const kind of r.failures) failureKinds[kind] = (failureKinds[kind] ?? 0) + 1;
+      }
+    }
+  } finally {
+    admin.close();
+  }
+  return {
+    deletes: times.length,
+    worstMs: percentile(times, 100),
+    p50Ms: percentile(times, 50),
+    acceptedAfterDelete,
+    failures,
+    failureKinds,
+    pollMs: POLL_MS,
+  };
+}
+
+async function revokeOne(ctx: PhaseContext, admin: Client, key: CreatedKey) {
+  const { a, b, cookieA, cookieB } = ctx.stack;
+  const pairs: [BenchGateway, string][] = [
+    [a, cookieA],
+    [b, cookieB],
+  ];
+  let deletedAt: number | null = null;
+  const deadline = { at: Number.POSITIVE_INFINITY };
+  const pollers = pairs.flatMap(([gateway, cookie]) => {
+    const client = new Client(gateway.url, gateway.ca, POLLERS);
+    return Array.from({ length: POLLERS }, () => ({
+      client,
+      gateway: gateway.name,
+      polls: [] as Poll[],
+      cookie,
+    }));
+  });
+  let warmed = 0;
+  const failures: string[] = [];
+  let warmedUp: () => void = () => {};
+  const allWarm = new Promise<void>((resolve) => {
+    warmedUp = resolve;
+  });
+  const loops = pollers.map(async (p) => {
+    let refusedInRow = 0;
+    for (;;) {
+      let answer: Answer;
+      try {
+        answer = await p.client.send('GET', BENCH_PATH, {
+          Cookie: p.cookie,
+          Authorization: `apk ${key.token}`,
+        });
+      } catch (err) {
+        failures.push(`${p.gateway}: ${(err as Error).message}`);
+        answer = { status: 0, text: '', sentAt: performance.now(), endAt: 0, ms: 0 };
+      }
+      p.polls.push({ sentAt: answer.sentAt, status: answer.status });
+      if (answer.status !== 200 && answer.status !== 401 && answer.status !== 0) {
+        failures.push(`${p.gateway}: status ${answer.status}`);
+      }
+      if (deletedAt === null) {
+        // Refused before its DELETE: the key was not in use, so its revocation proves nothing.
+        if (answer.status !== 200) failures.push(`${p.gateway}: ${answer.status} before DELETE`);
+        if (p.polls.length === WARM) {
+          warmed += 1;
+          if (warmed === pollers.length) warmedUp();
+        }
+      } else if (answer.sentAt >= deletedAt) {
+        refusedInRow = answer.status === 401 ? refusedInRow + 1 : 0;
+        if (refusedInRow >= CONFIRM || performance.now() > deadline.at) return;
+      }
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+  });
+  await allWarm;
+  try {
+    const del = await admin.send('DELETE', `${CLIENTS_PATH}/${key.id}`, {
+      Authorization: `apk ${a.adminKey}`,
+    });
+    if (del.status !== 200) failures.push(`DELETE answered ${del.status}`);
+    deletedAt = del.endAt;
+  } catch (err) {
+    failures.push(`DELETE: ${(err as Error).message}`);
+    deletedAt = performance.now();
+  }
+  deadline.at = deletedAt + GIVE_UP_MS;
+  await Promise.all(loops);
+  for (const client of new Set(pollers.map((p) => p.client))) client.close();
+
+  let worst = 0;
+  let accepted = 0;
+  const t0 = deletedAt;
+  for (const p of pollers) {
+    const after = p.polls.filter((x) => x.sentAt >= t0);
+    accepted += after.filter((x) => x.status === 200).length;
+    // Start of the final run of refusals.
+    let start = after.length;
+    while (start > 0 && after[start - 1]!.status === 401) start -= 1;
+    const refusedFrom = start < after.length ? after[start]!.sentAt : performance.now();
+    worst = Math.max(worst, refusedFrom - t0);
+  }
+  ctx.countA(
+    pollers.filter((p) => p.gateway === a.name).reduce((n, p) => n + p.polls.length, 0) + 1,
+  );
+  return { ms: worst, accepted, failures };
+}

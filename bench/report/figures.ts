@@ -1,0 +1,212 @@
+import type { MemorySample } from '../phases/context.js';
+import type { FirstRequestResult } from '../phases/first-request.js';
+import type { LatencyResult } from '../phases/latency.js';
+import type { ManagementResult } from '../phases/management.js';
+import type { MemoryResult } from '../phases/memory.js';
+import type { RevocationResult } from '../phases/revocation.js';
+import type { ThroughputResult } from '../phases/throughput.js';
+import { round } from '../stats.js';
+
+/** One line of the table (issue 7's figures, plus the baseline as a reference line). */
+export interface Figure {
+  id: FigureId;
+  figure: string;
+  measured: number;
+  unit: string;
+  target: string;
+  /** null: a reference line without a target. */
+  pass: boolean | null;
+  rps: number | null;
+  p50: number | null;
+  p99: number | null;
+  ratio: number | null;
+  note: string;
+}
+
+/** Every figure a run must produce; the smoke test checks for each. */
+export const FIGURE_IDS = [
+  'baseline',
+  'apk_throughput',
+  'apk_p99_added',
+  'bearer_throughput',
+  'first_request_p99',
+  'revocation_worst',
+  'management_create_p50',
+  'management_list',
+  'sidecar_memory',
+] as const;
+export type FigureId = (typeof FIGURE_IDS)[number];
+
+/** Above this growth (MB) between half the requests and the end, memory counts as growing. */
+export const GROWTH_LIMIT_MB = 10;
+
+export interface Results {
+  throughput: ThroughputResult;
+  latency: LatencyResult;
+  firstRequest: FirstRequestResult;
+  management: ManagementResult;
+  revocation: RevocationResult;
+  memory: MemoryResult;
+  memorySamples: MemorySample[];
+}
+
+/** The fixed rate was not held (machine too busy): the two p99s are not at the same load. */
+const heldRate = (l: LatencyResult) =>
+  Math.min(l.apk.rps, l.baseline.rps) < 0.95 * l.rate ? 'RATE NOT HELD; ' : '';
+
+const invalid = (errors: number) => (errors > 0 ? `INVALID: ${errors} errors/refusals; ` : '');
+
+export function figures(r: Results): Figure[] {
+  const { baseline, apk, bearer } = r.throughput;
+  const apkRatio = apk.rps / baseline.rps;
+  const bearerRatio = bearer.rps / baseline.rps;
+  const l = r.latency;
+  const f = r.firstRequest;
+  const m = r.management;
+  const v = r.revocation;
+  const memory = memoryFigure(r.memory, r.memorySamples);
+  return [
+    {
+      id: 'baseline',
+      figure: 'baseline: same nginx, TLS, upstream; auth off',
+      measured: round(baseline.rps, 0),
+      unit: 'req/s',
+      target: '(reference)',
+      pass: null,
+      rps: baseline.rps,
+      p50: baseline.p50,
+      p99: baseline.p99,
+      ratio: 1,
+      note: `${invalid(baseline.errors)}${baseline.requests} requests`,
+    },
+    {
+      id: 'apk_throughput',
+      figure: 'API key, seen: throughput vs baseline',
+      measured: round(apkRatio),
+      unit: 'ratio',
+      target: '>= 0.85',
+      pass: apk.errors === 0 && apkRatio >= 0.85,
+      rps: apk.rps,
+      p50: apk.p50,
+      p99: apk.p99,
+      ratio: apkRatio,
+      note: `${invalid(apk.errors)}${apk.requests} requests`,
+    },
+    {
+      id: 'apk_p99_added',
+      figure: 'API key: p99 added at half max rate',
+      measured: round(l.addedP99),
+      unit: 'ms',
+      target: '<= 1 ms',
+      pass: l.apk.errors + l.baseline.errors === 0 && l.addedP99 <= 1,
+      rps: l.rate,
+      p50: l.apk.p50,
+      p99: l.apk.p99,
+      ratio: null,
+      note:
+        `${invalid(l.apk.errors + l.baseline.errors)}${heldRate(l)}at ${Math.round(l.rate)} req/s: ` +
+        `baseline p99 ${l.baseline.p99.toFixed(2)} ms (got ${Math.round(l.baseline.rps)} req/s), ` +
+        `gateway p99 ${l.apk.p99.toFixed(2)} ms (got ${Math.round(l.apk.rps)} req/s)`,
+    },
+    {
+      id: 'bearer_throughput',
+      figure: 'bearer token, seen: throughput vs baseline',
+      measured: round(bearerRatio),
+      unit: 'ratio',
+      target: '>= 0.80',
+      pass: bearer.errors === 0 && bearerRatio >= 0.8,
+      rps: bearer.rps,
+      p50: bearer.p50,
+      p99: bearer.p99,
+      ratio: bearerRatio,
+      note: `${invalid(bearer.errors)}${bearer.requests} requests (RS256, oidc-provider)`,
+    },
+    {
+      id: 'first_request_p99',
+      figure: 'key never seen (first request): p99',
+      measured: round(f.fresh.p99),
+      unit: 'ms',
+      target: '<= 5 ms',
+      pass: f.failures === 0 && f.fresh.p99 <= 5,
+      rps: null,
+      p50: f.fresh.p50,
+      p99: f.fresh.p99,
+      ratio: null,
+      note:
+        `${invalid(f.failures)}${f.keys} fresh keys, one at a time; a seen key on the same ` +
+        `connection: p50 ${f.seen.p50.toFixed(2)} ms, p99 ${f.seen.p99.toFixed(2)} ms`,
+    },
+    {
+      id: 'revocation_worst',
+      figure: 'revocation on 2 pairs, worst of deletes',
+      measured: round(v.worstMs, 1),
+      unit: 'ms',
+      target: '<= 1000 ms',
+      pass: v.failures === 0 && v.worstMs <= 1000,
+      rps: null,
+      p50: v.p50Ms,
+      p99: null,
+      ratio: null,
+      note:
+        `${invalid(v.failures)}${Object.entries(v.failureKinds)
+          .map(([k, n]) => `${k} (${n}); `)
+          .join('')}${v.deletes} deletes; ${v.acceptedAfterDelete} requests accepted ` +
+        `after DELETE answered; resolution ${v.pollMs} ms + 1 round trip`,
+    },
+    {
+      id: 'management_create_p50',
+      figure: 'management: create p50',
+      measured: round(m.create.p50),
+      unit: 'ms',
+      target: '<= 5 ms',
+      pass: m.failures === 0 && m.create.p50 <= 5,
+      rps: null,
+      p50: m.create.p50,
+      p99: m.create.p99,
+      ratio: null,
+      note: `${invalid(m.failures)}${m.creates} creates, one at a time`,
+    },
+    {
+      id: 'management_list',
+      figure: `management: list ${m.clients} clients`,
+      measured: round(m.list.p50, 1),
+      unit: 'ms',
+      target: '<= 100 ms',
+      pass: m.failures === 0 && m.listedItems === m.clients && m.list.p50 <= 100,
+      rps: null,
+      p50: m.list.p50,
+      p99: m.list.max,
+      ratio: null,
+      note: `${m.listedItems} items, ${Math.round(m.list.bytes / 1024)} KiB per answer; p50 of runs (p99 column: max)`,
+    },
+    memory,
+  ];
+}
+
+function memoryFigure(memory: MemoryResult, samples: MemorySample[]): Figure {
+  // The sample taken before any load is left out: start-up to warm is not growth.
+  const withA = samples.filter((s) => s.sidecarA !== null && s.requests > 0);
+  const last = withA.at(-1);
+  // The latest sample at or before half the requests: growth over the second half.
+  const mid = last ? withA.filter((s) => s.requests <= last.requests / 2).at(-1) : undefined;
+  const rss = last?.sidecarA ?? Number.NaN;
+  const growth = last && mid ? last.sidecarA! - mid.sidecarA! : Number.NaN;
+  const short = memory.requests < memory.wanted;
+  return {
+    id: 'sidecar_memory',
+    figure: `sidecar RSS after ${memory.requests} auth. requests`,
+    measured: round(rss, 1),
+    unit: 'MB',
+    target: '<= 150 MB, flat',
+    pass: (memory.load?.errors ?? 0) === 0 && rss <= 150 && growth <= GROWTH_LIMIT_MB,
+    rps: memory.load?.rps ?? null,
+    p50: memory.load?.p50 ?? null,
+    p99: memory.load?.p99 ?? null,
+    ratio: null,
+    note:
+      `${invalid(memory.load?.errors ?? 0)}` +
+      `${growth >= 0 ? '+' : ''}${growth.toFixed(1)} MB since ${mid?.requests ?? '?'} requests ` +
+      `(growing: > ${GROWTH_LIMIT_MB} MB); ${memory.keys} keys rotated` +
+      (short ? `; ${memory.wanted} did not fit in the time budget` : ''),
+  };
+}

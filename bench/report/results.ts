@@ -1,0 +1,39 @@
+import { execFile } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** The commit measured, and whether the code that decides performance had local changes. */
+export async function codeVersion(
+  root: string,
+): Promise<{ commit: string; uncommitted: string[] }> {
+  try {
+    const { stdout: commit } = await run('git', ['rev-parse', 'HEAD'], { cwd: root });
+    const { stdout: status } = await run(
+      'git',
+      ['status', '--porcelain', '--', 'templates', 'generator', 'sidecar', 'engine', 'native'],
+      { cwd: root },
+    );
+    return {
+      commit: commit.trim(),
+      uncommitted: status
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean),
+    };
+  } catch {
+    return { commit: 'unknown (not a git checkout)', uncommitted: [] };
+  }
+}
+
+/** Writes `<dir>/<timestamp>.json` and `<dir>/latest.json`; returns the first path. */
+export async function writeResults(dir: string, startedAt: Date, data: unknown): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const text = `${JSON.stringify(data, null, 2)}\n`;
+  const file = join(dir, `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+  await writeFile(file, text);
+  await writeFile(join(dir, 'latest.json'), text);
+  return file;
+}

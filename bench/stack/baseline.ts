@@ -1,0 +1,68 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LAYOUT, nginxArgs, writeMainConf } from '../../generator/index.js';
+import { locateNginx, waitForHttps } from '../../native/nginx.js';
+import { freePort } from '../../native/ports.js';
+import { deriveBaselineConf, listenPorts } from './baseline-conf.js';
+
+export interface Baseline {
+  url: string;
+  port: number;
+  /** The nginx master (its workers are its children). */
+  pid: number | undefined;
+  /** What was changed from the gateway's default.conf. */
+  changes: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * A second nginx (the same binary the gateway runs) serving the gateway's configuration with
+ * authentication off (see baseline-conf.ts), from its own configuration and runtime
+ * directories under `dir`, with the same main nginx.conf (`writeMainConf`: same worker count,
+ * connections, logging to a file like the gateway's).
+ */
+export async function startBaseline(dir: string, gatewayConfigDir: string): Promise<Baseline> {
+  const configDir = join(dir, 'config');
+  const runtimeDir = join(dir, 'run');
+  const gatewayConf = await readFile(join(gatewayConfigDir, LAYOUT.defaultConf), 'utf8');
+  const ports = new Map<number, number>();
+  for (const port of listenPorts(gatewayConf)) ports.set(port, await freePort());
+  const derived = deriveBaselineConf(gatewayConf, ports, runtimeDir);
+  const confFile = join(configDir, LAYOUT.defaultConf);
+  await mkdir(join(confFile, '..'), { recursive: true });
+  await writeFile(confFile, derived.text);
+  await writeMainConf({
+    runtimeDir,
+    configDir,
+    errorLog: join(dir, 'nginx-error.log'),
+    accessLog: join(dir, 'nginx-access.log'),
+    // As the native runner does: as root, workers must reach the owner-only engine socket.
+    ...(process.getuid?.() === 0 ? { user: 'root' } : {}),
+  });
+  const port = [...ports.values()][0]!;
+  const child = spawn(locateNginx(process.env), nginxArgs(runtimeDir), {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString('utf8');
+  });
+  const exited = once(child, 'exit');
+  const running = () => child.exitCode === null && child.signalCode === null;
+  const stop = async () => {
+    if (!running()) return;
+    child.kill('SIGQUIT'); // graceful, like the runner stops its nginx
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  try {
+    await waitForHttps(port, 15_000, running);
+  } catch (err) {
+    await stop();
+    throw new Error(`baseline nginx: ${(err as Error).message}\n${stderr}`);
+  }
+  return { url: `https://127.0.0.1:${port}`, port, pid: child.pid, changes: derived.changes, stop };
+}

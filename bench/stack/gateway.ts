@@ -1,0 +1,99 @@
+import { chmod, mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { freePort } from '../../native/ports.js';
+import { type RunningProcess, startProcess } from '../../test/support/process.js';
+import { withTimeout } from '../cleanup.js';
+
+const MAIN = join(import.meta.dirname, '..', '..', 'native', 'main.js');
+
+export interface GatewayPids {
+  runner: number | undefined;
+  nginx: number | undefined;
+  sidecar: number | undefined;
+  app: number | undefined;
+}
+
+/** A native gateway (`npm start`'s `dist/native/main.js`) in its own home, on a free port. */
+export interface BenchGateway {
+  name: string;
+  home: string;
+  port: number;
+  /** `https://127.0.0.1:<port>`: callers connect to loopback and present SNI `localhost`. */
+  url: string;
+  /** The bootstrap admin key (only the gateway started with `createKey`). */
+  adminKey: string;
+  /** The certificate nginx serves (self-signed, CN `localhost`): what clients trust. */
+  ca: string;
+  configDir: string;
+  appSocket: string;
+  pids: GatewayPids;
+  stop(): Promise<void>;
+}
+
+export interface GatewayStart {
+  name: string;
+  /** A fresh directory for GATEWAY_HOME (short: it holds unix sockets). */
+  home: string;
+  databaseUrl: string;
+  createKey: boolean;
+  /** Extra environment (GATEWAY_SETTINGS, OIDC_CA_FILE...). */
+  env: Record<string, string>;
+  engineAdminPassword: string;
+}
+
+/** Spawns the runner exactly as an operator would, and waits for its "Gateway ready" line. */
+export async function startGateway(start: GatewayStart): Promise<BenchGateway> {
+  await mkdir(start.home, { recursive: true });
+  // As root, embedded PostgreSQL would run as "postgres"; the shared database lives elsewhere,
+  // but keep the home enterable like test/support/native-stack.ts does.
+  await chmod(start.home, 0o755);
+  const port = await freePort();
+  const runner: RunningProcess = startProcess(process.execPath, [MAIN], {
+    PATH: process.env.PATH,
+    GATEWAY_HOME: start.home,
+    GATEWAY_HTTPS_PORT: String(port),
+    GATEWAY_FQDN: 'localhost',
+    DATABASE_URL: start.databaseUrl,
+    ENGINE_ADMIN_PASSWORD: start.engineAdminPassword,
+    API_KEY_CREATE: start.createKey ? 'true' : 'false',
+    ...start.env,
+  });
+  const stop = async () => {
+    try {
+      await withTimeout(runner.stop('SIGINT'), 20_000, `${start.name} runner`);
+    } catch {
+      runner.child.kill('SIGKILL');
+    }
+  };
+  try {
+    await runner.waitFor(/Gateway ready: /, 120_000);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  const adminKey = /NEWLY GENERATED API KEY: (\S+)/.exec(runner.stdout())?.[1] ?? '';
+  if (start.createKey && !adminKey) throw new Error(`${start.name}: no bootstrap key printed`);
+  const run = join(start.home, 'run');
+  const pidOf = async (file: string) => {
+    const n = Number((await readFile(join(run, file), 'utf8').catch(() => '')).trim());
+    return Number.isInteger(n) && n > 0 ? n : undefined;
+  };
+  const configDir = join(start.home, 'config');
+  return {
+    name: start.name,
+    home: start.home,
+    port,
+    url: `https://127.0.0.1:${port}`,
+    adminKey,
+    ca: await readFile(join(configDir, 'nginx/ssl/nginx.crt'), 'utf8'),
+    configDir,
+    appSocket: join(run, 'app.sock'),
+    pids: {
+      runner: runner.child.pid,
+      nginx: await pidOf('nginx.pid'),
+      sidecar: await pidOf('sidecar.pid'),
+      app: await pidOf('app.pid'),
+    },
+    stop,
+  };
+}

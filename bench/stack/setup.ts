@@ -1,0 +1,163 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import type { Cleanup } from '../cleanup.js';
+import type { ProcessRoots } from '../cpu-split.js';
+import { Client } from '../load/client.js';
+import { type Baseline, startBaseline } from './baseline.js';
+import { BENCH_PATH, engineSessionCookie } from './engine-session.js';
+import { type BenchGateway, startGateway } from './gateway.js';
+import { BEARER_CLIENT, type BenchOidc, startOidc } from './oidc.js';
+import { type SharedDatabase, startSharedDatabase } from './postgres.js';
+
+export const CLIENTS_PATH = '/v1/management/api-clients';
+
+/** Everything the rows run against, and the credentials they present. */
+export interface BenchStack {
+  dir: string;
+  db: SharedDatabase;
+  oidc: BenchOidc;
+  /** Gateway A: every load row, the management row and the memory row. */
+  a: BenchGateway;
+  /** Gateway B: the second proxy+sidecar pair on the same database (revocation). */
+  b: BenchGateway;
+  baseline: Baseline;
+  /** Engine session cookies of A's and B's engines (the baseline shares A's engine). */
+  cookieA: string;
+  cookieB: string;
+  /** A non-admin client's key, as an ordinary API caller has. */
+  apiKey: string;
+  bearerToken: string;
+  roots(wrkPid?: number): ProcessRoots;
+}
+
+/**
+ * Starts, in order: one PostgreSQL, the OpenID Connect provider, gateways A and B on that
+ * database (together: migrations are serialised by the sidecar), then the baseline nginx
+ * derived from A's configuration. Each part is registered with `cleanup` as soon as it runs.
+ */
+export async function startStack(
+  dir: string,
+  cleanup: Cleanup,
+  say: (line: string) => void,
+): Promise<BenchStack> {
+  const db = await startSharedDatabase(join(dir, 'pg'));
+  cleanup.add('PostgreSQL', db.stop);
+  const oidc = await startOidc(dir);
+  cleanup.add('OpenID Connect provider', () => oidc.provider.stop());
+  const engineAdminPassword = randomBytes(12).toString('base64url');
+  const common = { databaseUrl: db.url, env: oidc.gatewayEnv, engineAdminPassword };
+  const started = await Promise.allSettled([
+    startGateway({ ...common, name: 'A', home: join(dir, 'a'), createKey: true }),
+    startGateway({ ...common, name: 'B', home: join(dir, 'b'), createKey: false }),
+  ]);
+  for (const s of started)
+    if (s.status === 'fulfilled') cleanup.add(`gateway ${s.value.name}`, s.value.stop);
+  const [a, b] = started.map((s) => {
+    if (s.status === 'rejected') throw s.reason;
+    return s.value;
+  }) as [BenchGateway, BenchGateway];
+  say(`gateways: A ${a.url}, B ${b.url} (one PostgreSQL)`);
+  const baseline = await startBaseline(join(dir, 'baseline'), a.configDir);
+  cleanup.add('baseline nginx', baseline.stop);
+  say(`baseline (A's default.conf, auth off): ${baseline.url}`);
+  for (const change of baseline.changes) say(`  ${change}`);
+
+  const [cookieA, cookieB] = await Promise.all([
+    engineSessionCookie(a.appSocket, engineAdminPassword),
+    engineSessionCookie(b.appSocket, engineAdminPassword),
+  ]);
+  const admin = new Client(a.url, a.ca);
+  const create = async (body: Record<string, unknown>) => {
+    const res = await admin.send(
+      'POST',
+      CLIENTS_PATH,
+      { Authorization: `apk ${a.adminKey}` },
+      body,
+    );
+    if (res.status !== 201) throw new Error(`creating a client: ${res.status} ${res.text}`);
+    return JSON.parse(res.text) as { api_key_id: number; token?: string };
+  };
+  const apiKey = (await create({ name: 'bench-caller', is_admin: false, generate_api_key: true }))
+    .token!;
+  await create({
+    name: 'bench-bearer',
+    is_admin: false,
+    generate_api_key: false,
+    api_client_id: BEARER_CLIENT,
+  });
+  admin.close();
+  const bearerToken = await oidc.provider.issueToken(BEARER_CLIENT);
+  const stack: BenchStack = {
+    dir,
+    db,
+    oidc,
+    a,
+    b,
+    baseline,
+    cookieA,
+    cookieB,
+    apiKey,
+    bearerToken,
+    roots: (wrkPid) => ({
+      wrk: wrkPid,
+      'nginx A': a.pids.nginx,
+      'sidecar A': a.pids.sidecar,
+      'engine A': a.pids.app,
+      'nginx baseline': baseline.pid,
+      'nginx B': b.pids.nginx,
+      'sidecar B': b.pids.sidecar,
+      'engine B': b.pids.app,
+      postgres: db.pid,
+      'runners A+B': a.pids.runner, // the runners themselves; their children are above
+      bench: process.pid,
+    }),
+  };
+  await checkStack(stack);
+  return stack;
+}
+
+/**
+ * The measurements mean something only if: the baseline really has auth off and reaches the
+ * engine; the gateway refuses a caller without credentials and lets each credential through.
+ */
+async function checkStack(s: BenchStack): Promise<void> {
+  const expect = async (
+    url: string,
+    ca: string,
+    headers: Record<string, string>,
+    want: number,
+    what: string,
+  ) => {
+    const client = new Client(url, ca);
+    try {
+      const res = await client.send('GET', BENCH_PATH, headers);
+      if (res.status !== want)
+        throw new Error(`${what}: expected ${want}, got ${res.status} ${res.text}`);
+    } finally {
+      client.close();
+    }
+  };
+  await expect(s.baseline.url, s.a.ca, { Cookie: s.cookieA }, 200, 'baseline without credentials');
+  await expect(s.a.url, s.a.ca, { Cookie: s.cookieA }, 401, 'gateway A without credentials');
+  await expect(
+    s.a.url,
+    s.a.ca,
+    { Cookie: s.cookieA, Authorization: `apk ${s.apiKey}` },
+    200,
+    'gateway A, API key',
+  );
+  await expect(
+    s.a.url,
+    s.a.ca,
+    { Cookie: s.cookieA, Authorization: `Bearer ${s.bearerToken}` },
+    200,
+    'gateway A, bearer token',
+  );
+  await expect(
+    s.b.url,
+    s.b.ca,
+    { Cookie: s.cookieB, Authorization: `apk ${s.apiKey}` },
+    200,
+    'gateway B, API key',
+  );
+}

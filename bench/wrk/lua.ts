@@ -1,0 +1,84 @@
+/**
+ * wrk's Lua scripts, kept as strings so `tsc` ships them in dist/ with the rest. Every script
+ * ends with `done`, which prints one JSON line of exact numbers (microseconds) instead of
+ * wrk's rounded text; nothing in it runs per request.
+ */
+
+export const RESULT_MARK = 'BENCH_RESULT ';
+
+const DONE = `
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    '${RESULT_MARK}{"requests":%d,"durationUs":%d,"bytes":%d,' ..
+    '"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},' ..
+    '"latencyUs":{"mean":%.1f,"max":%d,"p50":%d,"p90":%d,"p99":%d,"p999":%d}}\\n',
+    summary.requests, summary.duration, summary.bytes,
+    e.connect, e.read, e.write, e.status, e.timeout,
+    latency.mean, latency.max, latency:percentile(50), latency:percentile(90),
+    latency:percentile(99), latency:percentile(99.9)))
+end
+`;
+
+/** As fast as the connections allow: wrk sends its one pre-built request (no Lua per request). */
+export const MAX_RATE = DONE;
+
+/**
+ * A fixed rate. wrk has no rate option and wrk2 is not packaged, so each thread keeps a
+ * schedule of send slots `1000 / rate` ms apart and `delay()` (called before every request)
+ * waits for the next free slot. A slow answer holds only its own connection: the others keep
+ * the schedule, so the rate stays fixed while connections are free. wrk still times from the
+ * actual send, so a request that waited for a busy connection does not count its wait
+ * (coordinated omission); with 16 connections at half the maximum rate that wait is rare.
+ * Argument: the interval in ms between sends of one thread.
+ */
+export const FIXED_RATE = `
+local ffi = require("ffi")
+ffi.cdef[[
+typedef struct { long tv_sec; long tv_nsec; } bench_timespec;
+int clock_gettime(int clk, bench_timespec *tp);
+]]
+local ts = ffi.new("bench_timespec")
+local function now_ms()
+  ffi.C.clock_gettime(1, ts) -- CLOCK_MONOTONIC
+  return tonumber(ts.tv_sec) * 1000 + tonumber(ts.tv_nsec) / 1e6
+end
+local interval = 1
+local next_at = 0
+function init(args)
+  interval = tonumber(args[1])
+  next_at = now_ms()
+end
+function delay()
+  local now = now_ms()
+  next_at = next_at + interval
+  -- After a stall, do not burst to catch up more than 100 ms of schedule.
+  if next_at < now - 100 then next_at = now end
+  local wait = next_at - now
+  if wait <= 0 then return 0 end
+  return math.floor(wait)
+end
+${DONE}`;
+
+/**
+ * Cycles through many credentials, one per line of the file given as argument (the whole
+ * Authorization value). Requests are built once in `init`, so the per-request cost is one
+ * table look-up.
+ */
+export const ROTATE_CREDENTIALS = `
+local requests = {}
+local i = 0
+function init(args)
+  for line in io.lines(args[1]) do
+    local headers = {}
+    for name, value in pairs(wrk.headers) do headers[name] = value end
+    headers["Authorization"] = line
+    requests[#requests + 1] = wrk.format(nil, nil, headers)
+  end
+  i = math.random(#requests)
+end
+function request()
+  i = i % #requests + 1
+  return requests[i]
+end
+${DONE}`;
