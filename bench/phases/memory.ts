@@ -34,15 +34,19 @@ export async function measureMemory(
   const target = { ...t.apk, name: 'API keys (rotating)' };
   const { Authorization: _, ...headers } = target.headers;
   const runs: MeasuredRun[] = [];
-  // About 8 samples over the phase, each segment between the run's wrk duration and 30 s.
-  const segment = Math.max(
+  // About 8 samples over what is left, each segment between the run's wrk duration and 30 s;
+  // once the count is reached (the two-segment minimum), segments of the wrk duration.
+  const longSegment = Math.max(
     Math.min(ctx.options.seconds, 30),
     Math.min(30, Math.floor(ctx.budget.left() / 8)),
   );
+  const segmentNow = () => (requestsSoFar() < wanted ? longSegment : ctx.options.seconds);
   // At least two segments even when earlier phases already reached the count (quick runs):
   // the trend needs samples taken under this load.
-  while ((requestsSoFar() < wanted || runs.length < 2) && ctx.budget.left() >= segment + 2) {
-    const run = await measure(ctx, { ...target, headers }, segment, ROTATE_CREDENTIALS, [keysFile]);
+  while ((requestsSoFar() < wanted || runs.length < 2) && ctx.budget.left() >= segmentNow() + 2) {
+    const run = await measure(ctx, { ...target, headers }, segmentNow(), ROTATE_CREDENTIALS, [
+      keysFile,
+    ]);
     runs.push(run);
     await ctx.sampleMemory('memory load');
     const last = ctx.memory.at(-1)!;

@@ -83,6 +83,7 @@ async function revokeOne(ctx: PhaseContext, admin: Client, key: CreatedKey) {
     [a, cookieA],
     [b, cookieB],
   ];
+  let deleteSentAt: number | null = null;
   let deletedAt: number | null = null;
   const deadline = { at: Number.POSITIVE_INFINITY };
   const pollers = pairs.flatMap(([gateway, cookie]) => {
@@ -111,15 +112,20 @@ async function revokeOne(ctx: PhaseContext, admin: Client, key: CreatedKey) {
         });
       } catch (err) {
         failures.push(`${p.gateway}: ${(err as Error).message}`);
-        answer = { status: 0, text: '', sentAt: performance.now(), endAt: 0, ms: 0 };
+        const now = performance.now();
+        answer = { status: 0, text: '', sentAt: now, endAt: now, ms: 0 };
       }
       p.polls.push({ sentAt: answer.sentAt, status: answer.status });
       if (answer.status !== 200 && answer.status !== 401 && answer.status !== 0) {
         failures.push(`${p.gateway}: status ${answer.status}`);
       }
       if (deletedAt === null) {
-        // Refused before its DELETE: the key was not in use, so its revocation proves nothing.
-        if (answer.status !== 200) failures.push(`${p.gateway}: ${answer.status} before DELETE`);
+        // Refused before its DELETE was sent: the key was not in use, so its revocation
+        // proves nothing. (An answer during the DELETE's flight may rightly be a refusal.)
+        const beforeDelete = deleteSentAt === null || answer.endAt < deleteSentAt;
+        if (answer.status !== 200 && answer.status !== 0 && beforeDelete) {
+          failures.push(`${p.gateway}: ${answer.status} before DELETE`);
+        }
         if (p.polls.length === WARM) {
           warmed += 1;
           if (warmed === pollers.length) warmedUp();
@@ -132,6 +138,7 @@ async function revokeOne(ctx: PhaseContext, admin: Client, key: CreatedKey) {
     }
   });
   await allWarm;
+  deleteSentAt = performance.now();
   try {
     const del = await admin.send('DELETE', `${CLIENTS_PATH}/${key.id}`, {
       Authorization: `apk ${a.adminKey}`,

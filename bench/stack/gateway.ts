@@ -1,4 +1,4 @@
-import { chmod, mkdir, readFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { freePort } from '../../native/ports.js';
 import { type RunningProcess, startProcess } from '../../test/support/process.js';
@@ -58,12 +58,17 @@ export async function startGateway(start: GatewayStart): Promise<BenchGateway> {
     API_KEY_CREATE: start.createKey ? 'true' : 'false',
     ...start.env,
   });
+  const configDir = join(start.home, 'config');
   const stop = async () => {
+    // Read before stopping: the configuration says where this nginx kept its auth cache.
+    const cache = await authCacheDir(configDir);
     try {
       await withTimeout(runner.stop('SIGINT'), 20_000, `${start.name} runner`);
     } catch {
       runner.child.kill('SIGKILL');
     }
+    // The runner leaves it behind; a per-home directory in /dev/shm is ours to remove.
+    if (cache) await rm(cache, { recursive: true, force: true });
   };
   try {
     await runner.waitFor(/Gateway ready: /, 120_000);
@@ -78,7 +83,6 @@ export async function startGateway(start: GatewayStart): Promise<BenchGateway> {
     const n = Number((await readFile(join(run, file), 'utf8').catch(() => '')).trim());
     return Number.isInteger(n) && n > 0 ? n : undefined;
   };
-  const configDir = join(start.home, 'config');
   return {
     name: start.name,
     home: start.home,
@@ -96,4 +100,15 @@ export async function startGateway(start: GatewayStart): Promise<BenchGateway> {
     },
     stop,
   };
+}
+
+/**
+ * The nginx auth cache directory of a native gateway (`proxy_cache_path` in its default.conf),
+ * when it is a per-home directory under /dev/shm (the native runner's choice), else null: a
+ * shared path such as /var/cache/gateway-auth is never removed.
+ */
+async function authCacheDir(configDir: string): Promise<string | null> {
+  const conf = await readFile(join(configDir, 'nginx/conf.d/default.conf'), 'utf8').catch(() => '');
+  const path = /^\s*proxy_cache_path\s+"?([^"\s;]+)/m.exec(conf)?.[1];
+  return path && /^\/dev\/shm\/gateway-auth-[0-9a-f]+$/.test(path) ? path : null;
 }
