@@ -18,8 +18,10 @@ SERVICE_LOG="${PODMAN_SERVICE_LOG:-/var/log/podman-service.log}"
 CONF=/etc/containers/containers.conf
 PACKAGES=(
   podman runc docker-compose mmdebstrap
-  # podman's networking (service names resolve through aardvark-dns), init, rootless helpers
-  netavark aardvark-dns slirp4netns fuse-overlayfs catatonit uidmap iptables
+  # networking: CNI bridge + portmap, and the dnsname plugin (dnsmasq) that resolves service
+  # names; init; rootless helpers
+  containernetworking-plugins golang-github-containernetworking-plugin-dnsname dnsmasq-base
+  slirp4netns fuse-overlayfs catatonit uidmap iptables
   # used here to probe the socket; by the image build script
   curl ca-certificates tar gzip
 )
@@ -54,12 +56,15 @@ else
   log "packages already installed"
 fi
 
-# 2. Engine configuration: runc (crun fails on this kernel's hybrid cgroups), ulimits below
-#    the sandbox's hard limits (podman's defaults are higher, and raising them fails), and a 1 s
-#    DNS timeout: aardvark-dns (podman's name server for service names) drops queries while it
-#    reloads, which it does whenever a container joins or leaves a network; with glibc's
-#    default 5 s timeout a lookup then stalls 5-10 s and connections time out (seen: the
-#    sidecar's PostgreSQL pool). With 1 s and 5 attempts the stall stays at 1-2 s.
+# 2. Engine configuration:
+#    - runtime runc: crun fails on this kernel's hybrid cgroups;
+#    - ulimits below the sandbox's hard limits (podman's defaults are higher; raising fails);
+#    - the CNI network backend with the dnsname plugin instead of netavark + aardvark-dns:
+#      aardvark-dns 1.4 (Debian 12) drops or wrongly answers name queries for seconds each time
+#      a container joins or leaves any network, so service names (database, gateway) fail
+#      now and then. Measured: 400 lookups while 12 containers came and went, 1-10 s stalls
+#      and failed lookups in every run with aardvark; none with dnsname (dnsmasq);
+#    - a 1 s resolver timeout, so that a lost query costs 1 s rather than glibc's 5 s.
 desired_conf='# Written by docker/setup-podman.sh (see docs/decisions/20261122-containers-engine.md).
 [containers]
 default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
@@ -67,6 +72,9 @@ dns_options = ["timeout:1", "attempts:5"]
 
 [engine]
 runtime = "runc"
+
+[network]
+network_backend = "cni"
 '
 mkdir -p "$(dirname "$CONF")"
 if [[ -f "$CONF" ]] && [[ "$(cat "$CONF")" == "$(printf '%s' "$desired_conf")" ]]; then
@@ -80,6 +88,9 @@ else
   printf '%s' "$desired_conf" >"$CONF"
   log "wrote ${CONF}"
   conf_changed=1
+  if [[ -n "$(podman ps -aq 2>/dev/null)" ]]; then
+    log "note: existing containers keep the network backend they were made with; recreate them"
+  fi
 fi
 
 # 3. The Docker-compatible API socket.
@@ -141,30 +152,6 @@ else
   setsid "${SOCKET_DIR}/podman-healthcheck-ticker.sh" </dev/null >>"$SERVICE_LOG" 2>&1 &
   echo $! >"$TICKER_PID_FILE"
   log "started the health-check ticker (pid $!)"
-fi
-
-# 5. Stale name records. aardvark-dns keeps one file per network; when a container outlives
-#    its network (removed after `podman network rm`, e.g. a test that failed half-way), its
-#    entry stays, and a later network that reuses the subnet answers the service name with the
-#    dead address too: requests then fail now and then after a 3 s timeout. Drop the files of
-#    networks that no longer exist, and tell aardvark-dns to reread.
-AARDVARK_DIR=/run/containers/networks/aardvark-dns
-if [[ -d "$AARDVARK_DIR" ]]; then
-  networks="$(podman network ls --no-trunc --format '{{.ID}}' 2>/dev/null || true)"
-  stale=0
-  for file in "$AARDVARK_DIR"/*; do
-    name="$(basename "$file")"
-    [[ -f "$file" && "$name" != aardvark.pid && -n "$networks" ]] || continue
-    if ! grep -q "^${name}" <<<"$networks"; then
-      rm -f "$file"
-      stale=$((stale + 1))
-    fi
-  done
-  if ((stale > 0)); then
-    log "removed ${stale} stale aardvark-dns network file(s)"
-    pid="$(cat "$AARDVARK_DIR/aardvark.pid" 2>/dev/null || true)"
-    if [[ -n "$pid" ]]; then kill -HUP "$pid" 2>/dev/null || true; fi
-  fi
 fi
 
 version="$(curl -fsS --max-time 3 --unix-socket "$SOCKET" http://d/version |
