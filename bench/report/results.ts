@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { formatJson } from './json.js';
 
 const run = promisify(execFile);
 
@@ -31,7 +32,7 @@ export async function codeVersion(
 /** Writes `<dir>/<timestamp>.json` and `<dir>/latest.json`; returns the first path. */
 export async function writeResults(dir: string, startedAt: Date, data: unknown): Promise<string> {
   await mkdir(dir, { recursive: true });
-  const text = `${JSON.stringify(data, null, 2)}\n`;
+  const text = formatJson(data);
   const file = join(dir, `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
   await writeFile(file, text);
   await writeFile(join(dir, 'latest.json'), text);
