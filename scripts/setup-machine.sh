@@ -37,7 +37,10 @@ if ((${#missing[@]} > 0)); then
 fi
 
 log "npm dependencies"
-npm ci --no-audit --no-fund --loglevel=error
+# Not `npm ci`: the registry mirror these machines reach lacks some other platforms' optional
+# packages (biome, rollup binaries), so the lockfile cannot list them and `npm ci` refuses it.
+# `npm install --no-save` installs exactly the locked versions of everything this platform needs.
+npm install --no-save --no-audit --no-fund --loglevel=error
 
 if ((NATIVE_ONLY)); then
   log "done (native only)"
