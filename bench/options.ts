@@ -34,10 +34,12 @@ const FULL: Omit<BenchOptions, 'outDir'> = {
   seconds: 8,
   warmupSeconds: 2,
   rounds: 2,
-  // One wrk thread: on 2 cores a second event loop only takes CPU from nginx and Node. 16
-  // keep-alive connections keep both nginx workers busy without queueing deep in the sidecar.
+  // One wrk thread: on 2 cores a second event loop only takes CPU from nginx and Node (wrk
+  // uses about 0.2 cores at 5,000 req/s). 32 keep-alive connections: the fewest that saturate
+  // the engine through the gateway too (measured: with 16 the gateway's longer path left the
+  // engine at 0.87 cores and 0.4 cores idle, so the ratio measured latency, not capacity).
   wrkThreads: 1,
-  wrkConnections: 16,
+  wrkConnections: 32,
   freshKeys: 1000,
   creates: 200,
   listClients: 10_000,

@@ -29,7 +29,7 @@ export const MAX_RATE = DONE;
  * waits for the next free slot. A slow answer holds only its own connection: the others keep
  * the schedule, so the rate stays fixed while connections are free. wrk still times from the
  * actual send, so a request that waited for a busy connection does not count its wait
- * (coordinated omission); with 16 connections at half the maximum rate that wait is rare.
+ * (coordinated omission); with 32 connections at half the maximum rate that wait is rare.
  * Argument: the interval in ms between sends of one thread.
  */
 export const FIXED_RATE = `
