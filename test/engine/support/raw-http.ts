@@ -1,5 +1,6 @@
-import { type IncomingHttpHeaders, request } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
+import { http } from '../../support/http.js';
 
 /** What the engine answered, exactly. */
 export interface RawAnswer {
@@ -24,7 +25,7 @@ export interface RawRequest {
 }
 
 /** One HTTP request over loopback with nothing added or interpreted. */
-export function raw(
+export async function raw(
   base: string,
   method: string,
   path: string,
@@ -40,31 +41,13 @@ export function raw(
   // Node omits Content-Length on DELETE bodies unless told; without it the body would be read
   // as the start of the next request.
   if (body !== undefined) headers['Content-Length'] ??= String(Buffer.byteLength(body));
-  return new Promise((resolve, reject) => {
-    const r = request(`${base}${path}`, { method, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', reject);
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          text,
-          json,
-          setCookies: res.headers['set-cookie'] ?? [],
-        });
-      });
-    });
-    r.on('error', reject);
-    r.end(body);
+  const res = await http(`${base}${path}`, {
+    method,
+    headers,
+    ...(body !== undefined ? { body } : {}),
   });
+  const cookies = res.headers['set-cookie'];
+  return { ...res, setCookies: Array.isArray(cookies) ? cookies : [] };
 }
 
 /** Writes bytes to the engine's port and returns everything it answers before closing. */

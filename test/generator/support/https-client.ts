@@ -1,5 +1,5 @@
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import type { IncomingHttpHeaders } from 'node:http';
+import { http as request } from '../../support/http.js';
 
 export interface Answer {
   status: number;
@@ -13,51 +13,27 @@ export interface Call {
   body?: string;
 }
 
-function collect(res: import('node:http').IncomingMessage): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    res.on('data', (chunk: Buffer) => chunks.push(chunk));
-    res.on('error', reject);
-    res.on('end', () =>
-      resolve({
-        status: res.statusCode ?? 0,
-        headers: res.headers,
-        body: Buffer.concat(chunks).toString('utf8'),
-      }),
-    );
+/** One HTTPS request to the gateway on 127.0.0.1, verifying its certificate (for localhost) against `ca`. */
+export async function https(
+  port: number,
+  path: string,
+  ca: string,
+  call: Call = {},
+): Promise<Answer> {
+  const res = await request(`https://localhost:${port}${path}`, {
+    method: call.method ?? 'GET',
+    headers: call.headers ?? {},
+    ...(call.body !== undefined ? { body: call.body } : {}),
+    tls: { ca, servername: 'localhost' },
+    connectTo: '127.0.0.1',
   });
-}
-
-/** One HTTPS request to the gateway on 127.0.0.1, verifying its certificate against `ca`. */
-export function https(port: number, path: string, ca: string, call: Call = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: call.method ?? 'GET',
-        headers: call.headers,
-        servername: 'localhost',
-        ca,
-        agent: false,
-      },
-      (res) => collect(res).then(resolve, reject),
-    );
-    req.on('error', reject);
-    req.end(call.body);
-  });
+  return { status: res.status, headers: res.headers, body: res.text };
 }
 
 /** One plain-HTTP request on 127.0.0.1. */
-export function http(port: number, path: string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, agent: false }, (res) =>
-      collect(res).then(resolve, reject),
-    );
-    req.on('error', reject);
-    req.end();
-  });
+export async function http(port: number, path: string): Promise<Answer> {
+  const res = await request(`http://127.0.0.1:${port}${path}`);
+  return { status: res.status, headers: res.headers, body: res.text };
 }
 
 export { type Handshake, handshake } from '../../support/tls.js';
