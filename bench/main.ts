@@ -4,7 +4,7 @@
  * Starts one PostgreSQL, an OpenID Connect provider, two native gateways on that database
  * (A: every load row; B: the second pair for revocation) and a baseline nginx (A's own
  * configuration with authentication off), drives load over loopback with wrk, prints the table
- * and writes it as JSON under bench/results/. Bounded by --budget seconds (default 265): the
+ * and writes it as JSON under bench/results/. Bounded by --budget seconds (default 250): the
  * memory phase takes what is left, and a watchdog stops everything if anything hangs.
  * Everything started is stopped and the temporary directory removed, however the run ends.
  */
