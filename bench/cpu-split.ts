@@ -18,10 +18,15 @@ export async function cpuWindow(
   seconds: number,
 ): Promise<CpuSplit> {
   await sleep(delaySeconds * 1000);
-  const before = await sampleProcs();
+  const stop = await cpuMeter(roots);
   await sleep(seconds * 1000);
-  const after = await sampleProcs();
-  return split(before, after, roots());
+  return stop();
+}
+
+/** Starts measuring now; the function returned gives the split from now until it is called. */
+export async function cpuMeter(roots: () => ProcessRoots): Promise<() => Promise<CpuSplit>> {
+  const before = await sampleProcs();
+  return async () => split(before, await sampleProcs(), roots());
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { Budget } from './budget.js';
 import { Cleanup } from './cleanup.js';
+import { type CpuSplit, cpuMeter } from './cpu-split.js';
 import { describeMachine } from './machine.js';
 import { parseOptions, UsageError } from './options.js';
 import { phaseContext } from './phases/context.js';
@@ -80,16 +81,22 @@ async function main(): Promise<number> {
     say('p99 at half of the maximum API-key rate');
     const latency = await measureLatency(ctx, throughput.apk.rps);
     await ctx.sampleMemory('latency');
+    // Phases driven by the Node client have no wrk run to sample CPU in: meter the phase.
+    const metered = async <T>(run: () => Promise<T>): Promise<[T, CpuSplit]> => {
+      const stop = await cpuMeter(() => stack.roots());
+      const result = await run();
+      return [result, await stop()];
+    };
     say(`first request of ${options.freshKeys} fresh keys`);
-    const firstRequest = await measureFirstRequest(ctx);
+    const [firstRequest, firstRequestCpu] = await metered(() => measureFirstRequest(ctx));
     await ctx.sampleMemory('first request');
     say(`management: ${options.creates} creates, list of ${options.listClients} clients`);
-    const management = await measureManagement(ctx);
+    const [management, managementCpu] = await metered(() => measureManagement(ctx));
     await ctx.sampleMemory('management');
     say(
       `revocation: ${options.revocations} deletes on 2 pairs, ${options.revocationBatch} at a time`,
     );
-    const revocation = await measureRevocation(ctx);
+    const [revocation, revocationCpu] = await metered(() => measureRevocation(ctx));
     await ctx.sampleMemory('revocation');
     say(
       `memory: load on A until ${options.memoryRequests} authenticated requests or the budget ends`,
@@ -109,6 +116,11 @@ async function main(): Promise<number> {
       revocation,
       memory,
       memorySamples: ctx.memory,
+      phaseCpu: {
+        firstRequest: firstRequestCpu,
+        management: managementCpu,
+        revocation: revocationCpu,
+      },
     });
     const code = await codeVersion(packageRoot);
     process.stdout.write(`\n${formatTable(rows)}\n\n`);
@@ -119,15 +131,13 @@ async function main(): Promise<number> {
       process.stdout.write(`  ${agg.target.padEnd(12)} ${formatCpu(agg.cpu)}\n`);
     }
     // CPU used by processes that are not part of the run: another test suite on the same
-    // machine takes cores from nginx and Node and turns every figure into noise.
-    const others = [throughput.baseline, throughput.apk, throughput.bearer].map(
-      (agg) => agg.cpu?.other ?? 0,
-    );
-    const otherCores = Math.max(...others);
-    if (otherCores > 0.2) {
+    // machine takes cores from nginx and Node and turns the figures it overlaps into noise.
+    const otherCores = Math.max(...rows.map((r) => r.otherCores));
+    const disturbed = rows.filter((r) => r.disturbed).map((r) => r.id);
+    if (disturbed.length > 0) {
       process.stdout.write(
-        `WARNING: other processes used up to ${otherCores.toFixed(2)} cores during the load runs; ` +
-          'the figures are disturbed. Run again on an otherwise idle machine.\n',
+        `WARNING: other processes used up to ${otherCores.toFixed(2)} cores while measuring ` +
+          `${disturbed.join(', ')} (marked "?"): those figures are noise. Run again on an idle machine.\n`,
       );
     }
     const file = await writeResults(options.outDir, startedAt, {
@@ -135,7 +145,7 @@ async function main(): Promise<number> {
       seconds: Math.round(budget.elapsed()),
       ...code,
       machine,
-      interference: { otherCoresMax: otherCores },
+      interference: { otherCoresMax: otherCores, disturbed },
       options,
       setup: {
         path: `GET ${BENCH_PATH} (engine session of a logged-in admin: 200, ~250 bytes)`,
@@ -147,9 +157,9 @@ async function main(): Promise<number> {
       details: {
         throughput,
         latency,
-        firstRequest: { ...firstRequest, created: undefined },
-        management,
-        revocation,
+        firstRequest: { ...firstRequest, created: undefined, cpu: firstRequestCpu },
+        management: { ...management, cpu: managementCpu },
+        revocation: { ...revocation, cpu: revocationCpu },
         memory: { ...memory, samples: ctx.memory },
       },
     });

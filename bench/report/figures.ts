@@ -1,3 +1,5 @@
+import type { CpuSplit } from '../cpu-split.js';
+import type { Aggregate } from '../phases/aggregate.js';
 import type { MemorySample } from '../phases/context.js';
 import type { FirstRequestResult } from '../phases/first-request.js';
 import type { LatencyResult } from '../phases/latency.js';
@@ -20,6 +22,13 @@ export interface Figure {
   p50: number | null;
   p99: number | null;
   ratio: number | null;
+  /**
+   * Other processes on the machine used more than DISTURBED_CORES while this was measured:
+   * the number is noise, whatever `pass` says.
+   */
+  disturbed: boolean;
+  /** The most CPU other processes used during any run of this figure, in cores. */
+  otherCores: number;
   note: string;
 }
 
@@ -37,6 +46,9 @@ export const FIGURE_IDS = [
 ] as const;
 export type FigureId = (typeof FIGURE_IDS)[number];
 
+/** CPU of processes outside the run (cores) above which a figure is marked disturbed. */
+export const DISTURBED_CORES = 0.2;
+
 /** Above this growth (MB) between half the requests and the end, memory counts as growing. */
 export const GROWTH_LIMIT_MB = 10;
 
@@ -48,6 +60,20 @@ export interface Results {
   revocation: RevocationResult;
   memory: MemoryResult;
   memorySamples: MemorySample[];
+  /** CPU split over each phase measured with the Node client (no wrk run to sample). */
+  phaseCpu: Record<'firstRequest' | 'management' | 'revocation', CpuSplit>;
+}
+
+/** The most "other" CPU over the runs of aggregates (or plain splits). */
+function otherOf(...parts: (Aggregate | CpuSplit | null)[]): number {
+  let most = 0;
+  for (const part of parts) {
+    if (!part) continue;
+    const runs = (part as Aggregate).runs;
+    const splits = Array.isArray(runs) ? runs.map((r) => r.cpu) : [part as CpuSplit];
+    for (const cpu of splits) most = Math.max(most, Number(cpu?.other ?? 0));
+  }
+  return most;
 }
 
 /** The fixed rate was not held (machine too busy): the two p99s are not at the same load. */
@@ -56,7 +82,19 @@ const heldRate = (l: LatencyResult) =>
 
 const invalid = (errors: number) => (errors > 0 ? `INVALID: ${errors} errors/refusals; ` : '');
 
+type RawFigure = Omit<Figure, 'disturbed' | 'otherCores'> & { other: number };
+
 export function figures(r: Results): Figure[] {
+  return rawFigures(r).map(({ other, ...row }) => {
+    const disturbed = other > DISTURBED_CORES;
+    const note = disturbed
+      ? `DISTURBED (other processes used ${other.toFixed(2)} cores); ${row.note}`
+      : row.note;
+    return { ...row, note, disturbed, otherCores: round(other, 2) };
+  });
+}
+
+function rawFigures(r: Results): RawFigure[] {
   const { baseline, apk, bearer } = r.throughput;
   const apkRatio = apk.rps / baseline.rps;
   const bearerRatio = bearer.rps / baseline.rps;
@@ -68,6 +106,7 @@ export function figures(r: Results): Figure[] {
   return [
     {
       id: 'baseline',
+      other: otherOf(baseline),
       figure: 'baseline: same nginx, TLS, upstream; auth off',
       measured: round(baseline.rps, 0),
       unit: 'req/s',
@@ -81,6 +120,7 @@ export function figures(r: Results): Figure[] {
     },
     {
       id: 'apk_throughput',
+      other: otherOf(baseline, apk),
       figure: 'API key, seen: throughput vs baseline',
       measured: round(apkRatio),
       unit: 'ratio',
@@ -94,6 +134,7 @@ export function figures(r: Results): Figure[] {
     },
     {
       id: 'apk_p99_added',
+      other: otherOf(l.baseline, l.apk),
       figure: 'API key: p99 added at half max rate',
       measured: round(l.addedP99),
       unit: 'ms',
@@ -110,6 +151,7 @@ export function figures(r: Results): Figure[] {
     },
     {
       id: 'bearer_throughput',
+      other: otherOf(baseline, bearer),
       figure: 'bearer token, seen: throughput vs baseline',
       measured: round(bearerRatio),
       unit: 'ratio',
@@ -123,6 +165,7 @@ export function figures(r: Results): Figure[] {
     },
     {
       id: 'first_request_p99',
+      other: otherOf(r.phaseCpu.firstRequest),
       figure: 'key never seen (first request): p99',
       measured: round(f.fresh.p99),
       unit: 'ms',
@@ -138,6 +181,7 @@ export function figures(r: Results): Figure[] {
     },
     {
       id: 'revocation_worst',
+      other: otherOf(r.phaseCpu.revocation),
       figure: 'revocation on 2 pairs, worst of deletes',
       measured: round(v.worstMs, 1),
       unit: 'ms',
@@ -155,6 +199,7 @@ export function figures(r: Results): Figure[] {
     },
     {
       id: 'management_create_p50',
+      other: otherOf(r.phaseCpu.management),
       figure: 'management: create p50',
       measured: round(m.create.p50),
       unit: 'ms',
@@ -168,6 +213,7 @@ export function figures(r: Results): Figure[] {
     },
     {
       id: 'management_list',
+      other: otherOf(r.phaseCpu.management),
       figure: `management: list ${m.clients} clients`,
       measured: round(m.list.p50, 1),
       unit: 'ms',
@@ -183,7 +229,7 @@ export function figures(r: Results): Figure[] {
   ];
 }
 
-function memoryFigure(memory: MemoryResult, samples: MemorySample[]): Figure {
+function memoryFigure(memory: MemoryResult, samples: MemorySample[]): RawFigure {
   // The sample taken before any load is left out: start-up to warm is not growth.
   const withA = samples.filter((s) => s.sidecarA !== null && s.requests > 0);
   const last = withA.at(-1);
@@ -194,6 +240,7 @@ function memoryFigure(memory: MemoryResult, samples: MemorySample[]): Figure {
   const short = memory.requests < memory.wanted;
   return {
     id: 'sidecar_memory',
+    other: otherOf(memory.load),
     figure: `sidecar RSS after ${memory.requests} auth. requests`,
     measured: round(rss, 1),
     unit: 'MB',

@@ -11,7 +11,8 @@ export function formatTable(rows: Figure[]): string {
     r.figure,
     `${num(r.measured, r.unit === 'ratio' ? 3 : r.unit === 'req/s' ? 0 : 2)} ${r.unit === 'ratio' ? '' : r.unit}`.trim(),
     r.target,
-    r.pass === null ? '' : r.pass ? 'PASS' : 'FAIL',
+    // A '?' marks a figure measured while other processes took CPU: noise, not a verdict.
+    `${r.pass === null ? '' : r.pass ? 'PASS' : 'FAIL'}${r.disturbed ? '?' : ''}`,
     num(r.rps, 0),
     num(r.p50, 2),
     num(r.p99, 2),

@@ -108,7 +108,9 @@ export async function startStack(
       'sidecar B': b.pids.sidecar,
       'engine B': b.pids.app,
       postgres: db.pid,
-      'runners A+B': a.pids.runner, // the runners themselves; their children are above
+      // The runners themselves (idle once started); their children are the roots above.
+      'runner A': a.pids.runner,
+      'runner B': b.pids.runner,
       bench: process.pid,
     }),
   };
