@@ -32,7 +32,9 @@ export interface BenchOptions {
 const FULL: Omit<BenchOptions, 'outDir'> = {
   quick: false,
   seconds: 8,
-  warmupSeconds: 2,
+  // Per target; the engine is shared, so it warms for all three (12 s): with 2 s each, the
+  // warm-ups ran at half the steady rate and the first round was still warming.
+  warmupSeconds: 4,
   rounds: 2,
   // One wrk thread: on 2 cores a second event loop only takes CPU from nginx and Node (wrk
   // uses about 0.2 cores at 5,000 req/s). 32 keep-alive connections: the fewest that saturate
