@@ -144,6 +144,16 @@ for tool in podman mmdebstrap npm; do
   command -v "$tool" >/dev/null || die "$tool is missing: run docker/setup-podman.sh first"
 done
 
+# One build at a time on a machine: two test runs (or a test run and an operator) building at
+# once would tag and remove each other's images half-way.
+LOCK_FILE="${GW_BUILD_LOCK:-/run/lock/gw-airgapped-images.lock}"
+mkdir -p "$(dirname "$LOCK_FILE")"
+exec 9>"$LOCK_FILE"
+if ! flock -n 9; then
+  log "another image build is running (lock ${LOCK_FILE}): waiting for it"
+  flock 9
+fi
+
 TIMINGS=()
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }

@@ -30,10 +30,50 @@ if [[ "${1:-}" != nginx ]]; then
 fi
 
 mkdir -p "$CONFIG_DIR"
+# What `ensure` creates belongs to whoever owns the mounted directory (a bind mount of an
+# operator's folder, say uid 1000), so that they can edit it afterwards; files already there
+# keep their owner. In a named volume (owned by root) nothing changes.
+existing="$(find "$CONFIG_DIR" -print | sort)"
 gateway-config ensure "$CONFIG_DIR"
+config_owner="$(stat -c %u:%g "$CONFIG_DIR")"
+if [[ "$config_owner" != 0:0 ]]; then
+  comm -13 <(printf '%s\n' "$existing") <(find "$CONFIG_DIR" -print | sort) |
+    while IFS= read -r created; do chown -h "$config_owner" "$created"; done
+fi
 gateway-config check "$CONFIG_DIR"
+
+# nginx caches the sidecar's answers keyed by the credential (proxy_cache_path in default.conf,
+# default /var/cache/gateway-auth): that directory belongs on a tmpfs, never on a disk.
+# docker-compose.yml mounts one; say so loudly when a container runs without it.
+for cache_dir in $(awk '$1 == "proxy_cache_path" { gsub(/["\047]/, "", $2); print $2 }' \
+  "$CONFIG_DIR"/nginx/conf.d/*.conf 2>/dev/null); do
+  if [[ "$(stat -f -c %T "$cache_dir" 2>/dev/null)" != tmpfs ]]; then
+    log "WARNING: ${cache_dir} (nginx's auth cache, which holds credentials) is not a tmpfs;" \
+      "mount one there (docker run --tmpfs ${cache_dir}:mode=0700, compose: tmpfs)"
+  fi
+done
+
 gateway-config main-conf "$RUNTIME_DIR" --error-log stderr --access-log stdout \
   --user "$NGINX_WORKER_USER" >/dev/null
+
+# Upstreams are containers on the composition's network. When one stops, its address stays in
+# the proxy's neighbour cache for a while and a connection attempt gets no answer at all (no
+# RST, as from a stopped local process): with nginx's default proxy_connect_timeout of 60 s,
+# callers waited a minute for the 503 while the sidecar was down. A container next door
+# accepts within milliseconds, so a few seconds is generous. Set at the http level of the
+# image's own nginx.conf: a location in the mounted default.conf may still set its own.
+CONNECT_TIMEOUT="${GATEWAY_UPSTREAM_CONNECT_TIMEOUT:-2s}"
+if [[ ! "$CONNECT_TIMEOUT" =~ ^[0-9]+(ms|s)$ ]]; then
+  log "GATEWAY_UPSTREAM_CONNECT_TIMEOUT must look like 2s or 500ms, not ${CONNECT_TIMEOUT}"
+  exit 1
+fi
+if ! grep -Eq '^\s*proxy_connect_timeout\s' "${RUNTIME_DIR}/nginx.conf"; then # unless it has one
+  sed -i "s/^http {\$/http {\n    proxy_connect_timeout ${CONNECT_TIMEOUT};/" "${RUNTIME_DIR}/nginx.conf"
+  if ! grep -q "^    proxy_connect_timeout ${CONNECT_TIMEOUT};\$" "${RUNTIME_DIR}/nginx.conf"; then
+    log "could not set proxy_connect_timeout in ${RUNTIME_DIR}/nginx.conf (no 'http {' line)"
+    exit 1
+  fi
+fi
 
 # nginx resolves an upstream's host name once, at start or reload. A recreated container
 # (`docker compose up -d` after editing the gateway's environment, spec 5.2) gets a new

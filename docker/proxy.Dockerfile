@@ -56,8 +56,9 @@ RUN printf '#!/bin/sh\nexec node /app/dist/generator/cli.js "$@"\n' >/usr/local/
 # operator mounts (owned by them); nginx's workers run unprivileged (see the decision file).
 EXPOSE 443
 STOPSIGNAL SIGQUIT
-# Any HTTP answer below 500 means nginx serves TLS and reaches the sidecar (401 without a key).
+# Healthy when nginx completes a TLS handshake on its port. No HTTP request: every location is
+# behind auth_request, so a request would reach the sidecar (and fill the access log) each time.
 HEALTHCHECK --interval=5s --timeout=3s --start-period=60s --retries=3 \
-  CMD node /usr/local/lib/gateway/healthcheck.mjs "https://127.0.0.1:${GATEWAY_HTTPS_PORT:-443}/" 200-499
+  CMD node /usr/local/lib/gateway/healthcheck.mjs "tls://127.0.0.1:${GATEWAY_HTTPS_PORT:-443}"
 ENTRYPOINT ["/usr/local/bin/proxy-entrypoint"]
 CMD ["nginx"]

@@ -1,165 +1,152 @@
+import { chown, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Wait } from 'testcontainers';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { freePort } from '../../native/ports.js';
 import {
-  GenericContainer,
-  Network,
-  type StartedNetwork,
-  type StartedTestContainer,
-  Wait,
-} from 'testcontainers';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { http } from '../support/http.js';
-import {
+  containerHealthcheck,
+  containerLogs,
   IMAGES,
-  removeSessionContainers,
-  requireContainerEngine,
-  waitForLogLine,
-} from './support.js';
+  TestContainer,
+  testLabels,
+} from '../support/container-engine.js';
+import { type ContainerStack, startContainerStack } from '../support/container-stack.js';
+import { http } from '../support/http.js';
+import { apk } from '../support/sidecar.js';
 
 /**
- * The four images wired together as docker-compose.yml wires them (service names as network
- * aliases, the same environment), started with testcontainers: every image's own health
- * check must pass, and an authenticated request must go through nginx, the sidecar and the
- * engine. Run: npx vitest run --config test/containers/vitest.config.ts
+ * What the images promise beyond the black-box suite (test/containers/gateway.spec.ts):
+ * unprivileged processes, nginx's credential cache in memory, a proxy health check that sends
+ * no request, and a mounted configuration folder that stays its owner's.
  */
 
-const PASSWORD = 'container-test-only';
-const started: StartedTestContainer[] = [];
-let network: StartedNetwork | undefined;
-let proxy: StartedTestContainer;
-let gateway: StartedTestContainer;
-let app: StartedTestContainer;
-let bootstrapKey: string;
-let baseUrl: string;
-let tls: { ca: string; servername: string };
-
-/** Everything each container has logged, printed when a test fails. */
-const logs = new Map<string, string>();
-
-async function start(container: GenericContainer): Promise<StartedTestContainer> {
-  const running = await container.withStartupTimeout(90_000).start();
-  started.push(running);
-  const name = running.getNetworkNames().length ? running.getName() : running.getId();
-  logs.set(name, '');
-  (await running.logs()).on('data', (chunk: Buffer | string) => {
-    logs.set(name, (logs.get(name) ?? '') + chunk.toString());
-  });
-  return running;
-}
-
-afterEach(async (context) => {
-  if (context.task.result?.state !== 'fail') return;
-  await new Promise((resolve) => setTimeout(resolve, 1000)); // let the log streams catch up
-  for (const [name, text] of logs) {
-    console.error(`--- ${name} (last lines)\n${text.split('\n').slice(-30).join('\n')}`);
-  }
-});
+let stack: ContainerStack;
 
 beforeAll(async () => {
-  await requireContainerEngine();
-  const t0 = performance.now();
-  network = await new Network().start();
-  await start(
-    new GenericContainer(IMAGES.database)
-      .withNetwork(network)
-      .withNetworkAliases('database')
-      .withEnvironment({
-        POSTGRES_USER: 'gateway',
-        POSTGRES_PASSWORD: PASSWORD,
-        POSTGRES_DB: 'gateway',
-      })
-      .withHealthCheck({
-        test: ['CMD-SHELL', 'pg_isready -h 127.0.0.1 -U gateway -d gateway'],
-        interval: 1000,
-        timeout: 3000,
-        retries: 30,
-        startPeriod: 0,
-      })
-      .withWaitStrategy(Wait.forHealthCheck()),
-  );
-  [gateway, app] = await Promise.all([
-    start(
-      new GenericContainer(IMAGES.gateway)
-        .withNetwork(network)
-        .withNetworkAliases('gateway')
-        .withEnvironment({
-          DATABASE_URL: `postgres://gateway:${PASSWORD}@database:5432/gateway`,
-          API_KEY_CREATE: 'true',
-        })
-        .withWaitStrategy(Wait.forHealthCheck()),
-    ),
-    start(
-      new GenericContainer(IMAGES.app)
-        .withNetwork(network)
-        .withNetworkAliases('app')
-        .withWaitStrategy(Wait.forHealthCheck()),
-    ),
-  ]);
-  const key = await waitForLogLine(
-    await gateway.logs(),
-    /NEWLY GENERATED API KEY:?\s+(\d+\.[^\s"]+)/,
-    10_000,
-  );
-  bootstrapKey = key[1]!;
-  proxy = await start(
-    new GenericContainer(IMAGES.proxy)
-      .withNetwork(network)
-      .withNetworkAliases('proxy')
-      .withEnvironment({
-        GATEWAY_FQDN: 'localhost',
-        GATEWAY_APP_UPSTREAM: 'app:8080',
-        GATEWAY_SIDECAR_UPSTREAM: 'gateway:8081',
-      })
-      .withExposedPorts(443)
-      .withWaitStrategy(Wait.forHealthCheck()),
-  );
-  baseUrl = `https://${proxy.getHost()}:${proxy.getMappedPort(443)}`;
-  const certificate = await proxy.exec(['cat', '/etc/config/nginx/ssl/nginx.crt']);
-  expect(certificate.exitCode).toBe(0);
-  tls = { ca: certificate.output, servername: 'localhost' };
-  console.info(`containers: four images healthy in ${Math.round(performance.now() - t0)} ms`);
+  stack = await startContainerStack();
+  console.info(`containers: four images healthy in ${Math.round(stack.lastStartMs)} ms`);
 }, 240_000);
 
 afterAll(async () => {
-  for (const container of started.reverse()) await container.stop({ timeout: 5_000 });
-  await removeSessionContainers();
-  await network?.stop();
-}, 60_000);
+  await stack?.close();
+}, 120_000);
+
+const call = async (path: string, headers: Record<string, string> = {}) =>
+  http(`${stack.baseUrl}${path}`, {
+    headers,
+    tls: { ...(await stack.tls()) },
+    connectTo: '127.0.0.1',
+  });
+
+/** Runs a shell command in a service's container; fails the test unless it exits 0. */
+async function sh(service: 'proxy' | 'gateway' | 'app', script: string): Promise<string> {
+  const result = await stack.container(service).exec(['sh', '-c', script]);
+  expect(result.exitCode, result.output).toBe(0);
+  return result.output.trim();
+}
 
 describe('the images, wired as in docker-compose.yml', () => {
-  test('nginx serves the unique certificate for the FQDN and refuses a request without a key', async () => {
-    const response = await http(`${baseUrl}/`, { tls });
-    expect(response.status).toBe(401);
-    expect(response.json).toMatchObject({ errors: [expect.anything()] });
-  });
-
-  test('the bootstrap key reaches the management routes through nginx and the sidecar', async () => {
-    const response = await http(`${baseUrl}/v1/management/api-clients/`, {
-      headers: { Authorization: `apk ${bootstrapKey}`, Accept: 'application/json' },
-      tls,
-    });
-    expect(response.status, response.text).toBe(200);
-  });
-
-  test('an authenticated request reaches the engine behind the gateway', async () => {
-    const response = await http(`${baseUrl}/api`, {
-      headers: { Authorization: `apk ${bootstrapKey}` },
-      tls,
-    });
-    expect(response.status).toBe(200);
-  });
-
-  test('the sidecar and the engine run unprivileged; nginx workers too', async () => {
-    for (const container of [gateway, app]) {
-      const id = await container.exec(['id', '-u']);
-      expect(id.output.trim()).toBe('1000');
-    }
+  test('the sidecar and the engine run as node (1000); nginx workers as www-data', async () => {
+    expect(await sh('gateway', 'id -u')).toBe('1000');
+    expect(await sh('app', 'id -u')).toBe('1000');
     // No ps in these images: the owners of the nginx worker processes, from /proc.
-    const workers = await proxy.exec([
-      'sh',
-      '-c',
+    const workers = await sh(
+      'proxy',
       'for p in /proc/[0-9]*; do [ "$(head -c 13 "$p/cmdline")" = "nginx: worker" ] && stat -c %U "$p"; done; true',
-    ]);
-    const users = workers.output.trim().split('\n');
+    );
+    const users = workers.split('\n').filter(Boolean);
     expect(users.length).toBeGreaterThan(0);
     expect(new Set(users)).toEqual(new Set(['www-data']));
+  });
+
+  test("nginx's auth cache (it holds credentials) is a tmpfs that its workers write", async () => {
+    const res = await call('/api', apk(stack.adminKey));
+    expect(res.status).toBe(200);
+    expect(await sh('proxy', 'stat -f -c %T /var/cache/gateway-auth')).toBe('tmpfs');
+    expect(await sh('proxy', 'stat -c "%U %a" /var/cache/gateway-auth')).toBe('www-data 700');
+    // The 204 just cached: at least one entry file, written by a worker.
+    const owners = await sh('proxy', 'find /var/cache/gateway-auth -type f -exec stat -c %U {} +');
+    expect(owners.split('\n').filter(Boolean).length).toBeGreaterThan(0);
+    expect(new Set(owners.split('\n'))).toEqual(new Set(['www-data']));
+    expect(await stack.logs('proxy')).not.toMatch(/is not a tmpfs/);
+  });
+
+  test("the proxy's health check sends no request (nothing reaches the sidecar) and passes without it", async () => {
+    const check = await containerHealthcheck(stack.container('proxy').getId());
+    expect(check[0]).toBe('CMD-SHELL');
+    const runCheck = async () => {
+      const result = await stack.container('proxy').exec(['sh', '-c', check[1]!]);
+      expect(result.exitCode, result.output).toBe(0);
+    };
+    const accessLines = async () =>
+      (await stack.logs('proxy'))
+        .split('\n')
+        .filter((l) => /"[A-Z]+ \S+ HTTP\/[\d.]+" \d{3}/.test(l));
+    const before = (await accessLines()).length;
+    for (let i = 0; i < 3; i += 1) await runCheck();
+    // A request of our own, logged after the checks: once its line is there, every line
+    // the checks could have caused is there too.
+    const marker = `/health-marker-${Date.now()}`;
+    expect((await call(marker)).status).toBe(401);
+    let lines = await accessLines();
+    for (let i = 0; i < 100 && !lines.some((l) => l.includes(marker)); i += 1) {
+      await new Promise((r) => setTimeout(r, 50));
+      lines = await accessLines();
+    }
+    expect(lines.slice(before)).toEqual([expect.stringContaining(`GET ${marker} `)]);
+
+    await stack.stopService('gateway');
+    await runCheck();
+  });
+});
+
+describe('a configuration folder mounted from the host', () => {
+  let dir: string;
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  test("what the proxy creates there on first start belongs to the folder's owner", async () => {
+    dir = await mkdtemp(join(tmpdir(), 'gw-config-owner-'));
+    await chown(dir, 4242, 4343);
+    const proxy = await new TestContainer(IMAGES.proxy)
+      .withLabels(testLabels({ 'gw.test.service': 'proxy-alone' }))
+      .withEnvironment({
+        GATEWAY_FQDN: 'owner.e2e.test',
+        GATEWAY_APP_UPSTREAM: '127.0.0.1:9',
+        GATEWAY_SIDECAR_UPSTREAM: '127.0.0.1:9',
+      })
+      .withBindMounts([{ source: dir, target: '/etc/config' }])
+      .withTmpFs({ '/var/cache/gateway-auth': 'rw,mode=0700' })
+      // Published because the image EXPOSEs it (podman reports an unpublished one as unbound).
+      .withLoopbackPort(443, await freePort())
+      .withStartupTimeout(60_000)
+      .withWaitStrategy(Wait.forHealthCheck())
+      .start();
+    try {
+      const owners: string[] = [];
+      const walk = async (path: string): Promise<void> => {
+        const info = await stat(path);
+        owners.push(`${path.slice(dir.length) || '/'} ${info.uid}:${info.gid}`);
+        if (info.isDirectory())
+          for (const entry of (await readdir(path)).sort()) await walk(join(path, entry));
+      };
+      await walk(dir);
+      expect(owners).toEqual([
+        '/ 4242:4343',
+        '/nginx 4242:4343',
+        '/nginx/conf.d 4242:4343',
+        '/nginx/conf.d/default.conf 4242:4343',
+        '/nginx/ssl 4242:4343',
+        '/nginx/ssl/nginx.crt 4242:4343',
+        '/nginx/ssl/nginx.key 4242:4343',
+        '/nginx/ssl/ssl.conf 4242:4343',
+      ]);
+    } finally {
+      const log = await containerLogs(proxy.getId()).catch(() => '');
+      await proxy.stop({ timeout: 5_000 });
+      expect(log).toMatch(/wrote nginx\/ssl\/nginx.key/);
+    }
   });
 });
