@@ -198,7 +198,14 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
     },
     app: {
       proxyPass: `http://${APP_UPSTREAM}`,
-      headers: [...KEEPALIVE_HEADERS, ...FORWARDED_HEADERS, ...IDENTITY_HEADERS],
+      // The credential was for the gateway; the app gets the identity instead, never the key
+      // or token itself (nothing to leak from the app's logs). An empty value sends no header.
+      headers: [
+        ...KEEPALIVE_HEADERS,
+        ...FORWARDED_HEADERS,
+        ...IDENTITY_HEADERS,
+        { name: 'Authorization', value: '""' },
+      ],
     },
     errors: {
       badRequest: errorBody(

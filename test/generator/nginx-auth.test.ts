@@ -91,6 +91,9 @@ describe('a request the sidecar allows', () => {
       'x-forwarded-for': '127.0.0.1',
       'x-forwarded-proto': 'https',
     });
+    // The credential was for the gateway: the app never sees the key or token.
+    expect(gw.stubApp.requests[0]?.headers.authorization).toBeUndefined();
+    expect(gw.authCalls()[0]?.headers.authorization).toBe('apk 42.secret');
   });
 
   test('drops caller-sent identity headers even when the sidecar sends none', async () => {
