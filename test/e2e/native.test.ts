@@ -1,8 +1,10 @@
 import { X509Certificate } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, readFile, readlink, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { locateNginx } from '../../native/nginx.js';
+import { http } from '../support/http.js';
 import { startNativeStack } from '../support/native-stack.js';
 import { gatewaySuite } from './gateway-suite.js';
 
@@ -23,6 +25,38 @@ describe('native gateway homes', () => {
     expect(await fingerprint(a.home)).toBe(fa);
     await a.close();
   }, 180_000);
+
+  test('a home inside an owner-only directory still starts (as root: data kept outside, linked)', async () => {
+    const outer = await mkdtemp(join(tmpdir(), 'gw-private-'));
+    await chmod(outer, 0o700);
+    const home = join(outer, 'home');
+    await mkdir(home);
+    const stack = await startNativeStack({ home });
+    try {
+      const data = join(home, 'postgres');
+      if (process.getuid?.() === 0) {
+        expect((await lstat(data)).isSymbolicLink()).toBe(true);
+        expect(await readlink(data)).toMatch(/^\/var\/lib\/gateway-native\//);
+      } else {
+        expect((await lstat(data)).isDirectory()).toBe(true);
+      }
+      await stack.restart();
+      expect(
+        (
+          await http(`${stack.baseUrl}/v1/management/api-clients`, {
+            headers: { Authorization: `apk ${stack.adminKey}` },
+            tls: { ...(await stack.tls()) },
+            connectTo: '127.0.0.1',
+          })
+        ).status,
+      ).toBe(200);
+    } finally {
+      await stack.close();
+      const target = await readlink(join(home, 'postgres')).catch(() => null);
+      if (target) await rm(target, { recursive: true, force: true });
+      await rm(outer, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   test('without nginx the run command names the package to install', () => {
     expect(() => locateNginx({ PATH: '/nonexistent' }, [])).toThrow(

@@ -30,9 +30,12 @@ export interface NativeStackOptions {
 export async function startNativeStack(
   options: NativeStackOptions = {},
 ): Promise<Stack & { home: string }> {
-  const home = options.home ?? (await mkdtemp(join(tmpdir(), 'gw-e2e-')));
-  // mkdtemp makes it owner-only; as root, embedded PostgreSQL runs as "postgres" and must enter.
-  await chmod(home, 0o755);
+  let home = options.home;
+  if (!home) {
+    home = await mkdtemp(join(tmpdir(), 'gw-e2e-'));
+    // mkdtemp makes it owner-only; opened up, the data stays inside it and goes with it.
+    await chmod(home, 0o755);
+  }
   const port = await freePort();
   const fqdn = options.fqdn ?? 'localhost';
   const baseEnv: NodeJS.ProcessEnv = {
