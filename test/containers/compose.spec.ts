@@ -1,0 +1,153 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { freePort } from '../../native/ports.js';
+import { engine, IMAGES, removeLabelled, uniqueSuffix } from '../support/container-engine.js';
+import { http } from '../support/http.js';
+import { apk } from '../support/sidecar.js';
+
+/**
+ * The repository's docker-compose.yml itself, driven by `docker-compose` (Debian's 1.29 here,
+ * against the engine's Docker-compatible socket), with the images under test substituted
+ * through its GW_*_IMAGE variables, a project name of its own and a free port on loopback.
+ * Spec 5.2's edit (API_KEY_CREATE "true" in the gateway's section) is made on a copy of the
+ * file, which runs with the repository as its project directory.
+ */
+
+const ROOT = join(import.meta.dirname, '../..');
+const COMPOSE = 'docker-compose';
+const PROJECT = `gwtest-${process.env.GW_TEST_PID || process.pid}-${uniqueSuffix()}`;
+const PROJECT_LABEL = 'com.docker.compose.project';
+let scratch: string | undefined;
+let composeArgs: string[] = [];
+let composeEnv: NodeJS.ProcessEnv = {};
+
+function compose(args: string[], timeoutMs = 240_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      COMPOSE,
+      [...composeArgs, ...args],
+      { cwd: ROOT, env: composeEnv, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        if (!err) resolve(stdout);
+        else if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+          reject(
+            new Error(`${COMPOSE} is not installed: run \`sudo bash scripts/setup-machine.sh\``),
+          );
+        else
+          reject(
+            new Error(`${COMPOSE} ${args.join(' ')} failed: ${err.message}\n${stdout}\n${stderr}`),
+          );
+      },
+    );
+  });
+}
+
+afterAll(async () => {
+  // After a failure half-way: what `down -v` would have removed.
+  if (composeArgs.length) await compose(['down', '-v', '--timeout', '5']).catch(() => '');
+  await removeLabelled(PROJECT_LABEL, PROJECT).catch(() => []);
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+}, 120_000);
+
+describe('docker-compose.yml', () => {
+  test('up: an authenticated 200 with the bootstrap key from the log; down -v leaves nothing', async () => {
+    const original = await readFile(join(ROOT, 'docker-compose.yml'), 'utf8');
+    // Spec 5.2.1: the gateway's section says API_KEY_CREATE "false"; the operator sets "true".
+    expect(original.match(/^ {6}API_KEY_CREATE: "false"$/gm)).toHaveLength(1);
+    scratch = await mkdtemp(join(tmpdir(), 'gw-compose-'));
+    const file = join(scratch, 'docker-compose.yml');
+    await writeFile(file, original.replace('API_KEY_CREATE: "false"', 'API_KEY_CREATE: "true"'));
+    const port = await freePort();
+    const {
+      GATEWAY_CONFIG: _config,
+      GATEWAY_FQDN: _fqdn,
+      POSTGRES_PASSWORD: _password,
+      ...inherited
+    } = process.env;
+    composeEnv = {
+      ...inherited,
+      COMPOSE_PROJECT_NAME: PROJECT,
+      GATEWAY_HTTPS_BIND: '127.0.0.1',
+      GATEWAY_HTTPS_PORT: String(port),
+      GW_PROXY_IMAGE: IMAGES.proxy,
+      GW_GATEWAY_IMAGE: IMAGES.gateway,
+      GW_APP_IMAGE: IMAGES.app,
+      GW_POSTGRES_IMAGE: IMAGES.database,
+    };
+    composeArgs = ['-f', file, '--project-directory', ROOT, '--ansi', 'never'];
+
+    const t0 = performance.now();
+    await compose(['up', '-d', '--no-build']);
+    const upReturned = performance.now() - t0;
+
+    // `up -d` returns once the proxy's container started (after the others were healthy);
+    // nginx needs a moment more. Poll until the first authenticated 200 (nothing announces it).
+    let key = '';
+    let ca = '';
+    let status = 0;
+    const deadline = Date.now() + 90_000;
+    while (status !== 200) {
+      if (Date.now() > deadline)
+        throw new Error(`no authenticated 200 within 90 s (last: ${status})`);
+      key ||=
+        /NEWLY GENERATED API KEY: (\S+)/.exec(
+          await compose(['logs', '--no-color', 'gateway']),
+        )?.[1] ?? '';
+      ca ||= await compose(['exec', '-T', 'proxy', 'cat', '/etc/config/nginx/ssl/nginx.crt']).catch(
+        () => '',
+      );
+      if (key && ca) {
+        status = await http(`https://localhost:${port}/api`, {
+          headers: apk(key),
+          tls: { ca, servername: 'localhost' },
+          connectTo: '127.0.0.1',
+          timeoutMs: 5_000,
+        }).then(
+          (res) => res.status,
+          () => 0,
+        );
+      }
+      if (status !== 200) await new Promise((r) => setTimeout(r, 200));
+    }
+    const firstOk = performance.now() - t0;
+    console.info(
+      `compose: up -d returned after ${(upReturned / 1000).toFixed(1)} s; ` +
+        `first authenticated 200 ${(firstOk / 1000).toFixed(1)} s after up`,
+    );
+
+    const anonymous = await http(`https://localhost:${port}/api`, {
+      tls: { ca, servername: 'localhost' },
+      connectTo: '127.0.0.1',
+    });
+    expect(anonymous.status).toBe(401);
+
+    // Four services, all healthy; only the proxy publishes a port, on the address asked for.
+    const docker = (await engine()).container.dockerode;
+    const filters = JSON.stringify({ label: [`${PROJECT_LABEL}=${PROJECT}`] });
+    const services: string[] = [];
+    for (const info of await docker.listContainers({ all: true, filters })) {
+      const service = info.Labels['com.docker.compose.service']!;
+      services.push(service);
+      const inspect = await docker.getContainer(info.Id).inspect();
+      expect(inspect.State.Health?.Status, service).toBe('healthy');
+      const published = Object.values(inspect.HostConfig.PortBindings ?? {})
+        .flat()
+        .filter((b) => (b as { HostPort?: string } | null)?.HostPort);
+      expect(published, service).toEqual(
+        service === 'proxy'
+          ? [expect.objectContaining({ HostIp: '127.0.0.1', HostPort: String(port) })]
+          : [],
+      );
+    }
+    expect(services.sort()).toEqual(['app', 'database', 'gateway', 'proxy']);
+
+    await compose(['down', '-v', '--timeout', '10']);
+    composeArgs = [];
+    expect(await docker.listContainers({ all: true, filters })).toEqual([]);
+    expect(await docker.listNetworks({ filters })).toEqual([]);
+    expect((await docker.listVolumes({ filters })).Volumes ?? []).toEqual([]);
+  }, 300_000);
+});
