@@ -87,6 +87,12 @@ async function pointAtEngine(): Promise<void> {
   process.env.TESTCONTAINERS_RYUK_DISABLED = 'true';
   process.env.TESTCONTAINERS_HOST_OVERRIDE ||= '127.0.0.1';
   const host = process.env.DOCKER_HOST;
+  if (!host && existsSync(PODMAN_SOCKET) && process.getuid?.() !== 0) {
+    throw new Error(
+      `container suite: ${PODMAN_SOCKET} is root's and does not answer uid ${process.getuid?.()}; ` +
+        'run the tests as root (the images are built with podman as root too)',
+    );
+  }
   if (!host) {
     throw new Error(
       `container suite: no container engine (DOCKER_HOST is unset and ${PODMAN_SOCKET} does not answer); ${SETUP}`,
