@@ -56,24 +56,8 @@ done
 gateway-config main-conf "$RUNTIME_DIR" --error-log stderr --access-log stdout \
   --user "$NGINX_WORKER_USER" >/dev/null
 
-# Upstreams are containers on the composition's network. When one stops, its address stays in
-# the proxy's neighbour cache for a while and a connection attempt gets no answer at all (no
-# RST, as from a stopped local process): with nginx's default proxy_connect_timeout of 60 s,
-# callers waited a minute for the 503 while the sidecar was down. A container next door
-# accepts within milliseconds, so a few seconds is generous. Set at the http level of the
-# image's own nginx.conf: a location in the mounted default.conf may still set its own.
-CONNECT_TIMEOUT="${GATEWAY_UPSTREAM_CONNECT_TIMEOUT:-2s}"
-if [[ ! "$CONNECT_TIMEOUT" =~ ^[0-9]+(ms|s)$ ]]; then
-  log "GATEWAY_UPSTREAM_CONNECT_TIMEOUT must look like 2s or 500ms, not ${CONNECT_TIMEOUT}"
-  exit 1
-fi
-if ! grep -Eq '^\s*proxy_connect_timeout\s' "${RUNTIME_DIR}/nginx.conf"; then # unless it has one
-  sed -i "s/^http {\$/http {\n    proxy_connect_timeout ${CONNECT_TIMEOUT};/" "${RUNTIME_DIR}/nginx.conf"
-  if ! grep -q "^    proxy_connect_timeout ${CONNECT_TIMEOUT};\$" "${RUNTIME_DIR}/nginx.conf"; then
-    log "could not set proxy_connect_timeout in ${RUNTIME_DIR}/nginx.conf (no 'http {' line)"
-    exit 1
-  fi
-fi
+# (A stopped upstream container never answers a connect; default.conf sets
+# proxy_connect_timeout 2s, so callers get their 5xx at once rather than after 60 s.)
 
 # nginx resolves an upstream's host name once, at start or reload. A recreated container
 # (`docker compose up -d` after editing the gateway's environment, spec 5.2) gets a new
