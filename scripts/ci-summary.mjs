@@ -15,7 +15,9 @@ for (const file of reports) {
   failed += report.numFailedTests;
   skipped += report.numPendingTests + (report.numTodoTests ?? 0);
   // A file that failed to load (syntax error, failing beforeAll) has no failed tests to count.
-  failed += report.testResults.filter((r) => r.status === 'failed' && r.assertionResults.length === 0).length;
+  failed += report.testResults.filter(
+    (r) => r.status === 'failed' && r.assertionResults.length === 0,
+  ).length;
 }
 if (status !== 0 && failed === 0) failed = 1;
 const minutes = ((Date.now() / 1000 - Number(startedText)) / 60).toFixed(1);
