@@ -9,6 +9,13 @@ export interface BenchOptions {
   warmupSeconds: number;
   /** Alternating rounds; ABC then CBA, so slow drift on a shared machine hits every target. */
   rounds: number;
+  /**
+   * Alternating rounds (and their length) of the fixed-rate latency row. A tail percentile on a
+   * shared 2-core machine swings by a factor of 4 between identical runs, so this row takes
+   * more, shorter rounds and the median of their p99s.
+   */
+  latencyRounds: number;
+  latencySeconds: number;
   wrkThreads: number;
   wrkConnections: number;
   /** Fresh API keys, each used for exactly one request. */
@@ -31,11 +38,15 @@ export interface BenchOptions {
 
 const FULL: Omit<BenchOptions, 'outDir'> = {
   quick: false,
-  seconds: 8,
+  // Four alternating rounds of 5 s per target: identical back-to-back runs differ by ±10% here,
+  // so more, shorter rounds give a steadier ratio than two long ones.
+  seconds: 5,
   // Per target; the engine is shared, so it warms for all three (12 s): with 2 s each, the
   // warm-ups ran at half the steady rate and the first round was still warming.
   warmupSeconds: 4,
-  rounds: 2,
+  rounds: 4,
+  latencyRounds: 5,
+  latencySeconds: 5,
   // One wrk thread: on 2 cores a second event loop only takes CPU from nginx and Node (wrk
   // uses about 0.2 cores at 5,000 req/s). 32 keep-alive connections: the fewest that saturate
   // the engine through the gateway too (measured: with 16 the gateway's longer path left the
@@ -60,6 +71,8 @@ const QUICK: Omit<BenchOptions, 'outDir'> = {
   seconds: 2,
   warmupSeconds: 1,
   rounds: 1,
+  latencyRounds: 1,
+  latencySeconds: 2,
   freshKeys: 100,
   creates: 20,
   listRuns: 2,
@@ -72,6 +85,8 @@ const NUMERIC: Record<string, keyof BenchOptions> = {
   '--seconds': 'seconds',
   '--warmup': 'warmupSeconds',
   '--rounds': 'rounds',
+  '--latency-rounds': 'latencyRounds',
+  '--latency-seconds': 'latencySeconds',
   '--threads': 'wrkThreads',
   '--connections': 'wrkConnections',
   '--fresh-keys': 'freshKeys',

@@ -1,3 +1,4 @@
+import { median } from '../stats.js';
 import { FIXED_RATE } from '../wrk/lua.js';
 import { type Aggregate, aggregate } from './aggregate.js';
 import { type MeasuredRun, measure, type PhaseContext, targets } from './context.js';
@@ -7,7 +8,7 @@ export interface LatencyResult {
   rate: number;
   baseline: Aggregate;
   apk: Aggregate;
-  /** Gateway p99 minus baseline p99 at that rate, ms. */
+  /** Median over rounds of the gateway's p99 minus the same median of the baseline's, ms. */
   addedP99: number;
 }
 
@@ -20,10 +21,10 @@ export async function measureLatency(ctx: PhaseContext, maxRps: number): Promise
   const rate = maxRps / 2;
   const intervalMs = (ctx.options.wrkThreads * 1000) / rate;
   const runs: Record<'baseline' | 'apk', MeasuredRun[]> = { baseline: [], apk: [] };
-  for (let round = 0; round < ctx.options.rounds; round += 1) {
+  for (let round = 0; round < ctx.options.latencyRounds; round += 1) {
     const order = round % 2 === 0 ? (['baseline', 'apk'] as const) : (['apk', 'baseline'] as const);
     for (const which of order) {
-      const run = await measure(ctx, t[which], ctx.options.seconds, FIXED_RATE, [
+      const run = await measure(ctx, t[which], ctx.options.latencySeconds, FIXED_RATE, [
         intervalMs.toFixed(4),
       ]);
       runs[which].push(run);
@@ -32,7 +33,10 @@ export async function measureLatency(ctx: PhaseContext, maxRps: number): Promise
       );
     }
   }
-  const baseline = aggregate(t.baseline.name, runs.baseline);
-  const apk = aggregate(t.apk.name, runs.apk);
+  const baseline = {
+    ...aggregate(t.baseline.name, runs.baseline),
+    p99: median(runs.baseline.map((r) => r.p99)),
+  };
+  const apk = { ...aggregate(t.apk.name, runs.apk), p99: median(runs.apk.map((r) => r.p99)) };
   return { rate, baseline, apk, addedP99: apk.p99 - baseline.p99 };
 }

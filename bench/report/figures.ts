@@ -146,8 +146,11 @@ function rawFigures(r: Results): RawFigure[] {
       ratio: null,
       note:
         `${invalid(l.apk.errors + l.baseline.errors)}${heldRate(l)}at ${Math.round(l.rate)} req/s: ` +
-        `baseline p99 ${l.baseline.p99.toFixed(2)} ms (got ${Math.round(l.baseline.rps)} req/s), ` +
-        `gateway p99 ${l.apk.p99.toFixed(2)} ms (got ${Math.round(l.apk.rps)} req/s)`,
+        `median of ${l.apk.runs.length} rounds' p99: baseline ${l.baseline.p99.toFixed(2)} ms ` +
+        `(got ${Math.round(l.baseline.rps)} req/s), gateway ${l.apk.p99.toFixed(2)} ms ` +
+        `(got ${Math.round(l.apk.rps)} req/s); per round baseline ` +
+        `${l.baseline.runs.map((r) => r.p99.toFixed(1)).join('/')}, gateway ` +
+        `${l.apk.runs.map((r) => r.p99.toFixed(1)).join('/')} ms`,
     },
     {
       id: 'bearer_throughput',
