@@ -306,16 +306,31 @@ export function gatewaySuite(start: () => Promise<Stack>): void {
 
   describe('fail closed', () => {
     test('with the sidecar stopped, callers get 5xx JSON and never the app', async () => {
+      // A key nginx has never seen (created through the management API, which is never cached).
+      const { token: unseen } = await create({
+        name: uniqueName('unseen'),
+        is_admin: false,
+        generate_api_key: true,
+      });
       await stack.stopService('gateway');
-      for (const path of ['/api', WHOAMI, CLIENTS]) {
-        const res = await call(path, { headers: apk(stack.adminKey) });
+      const stoppedAt = Date.now();
+      const expectFailedClosed = async (path: string, key: string) => {
+        const res = await call(path, { headers: apk(key) });
         expect(res.status, path).toBeGreaterThanOrEqual(500);
         expect(res.status).toBeLessThan(600);
         expect(res.text).not.toContain('/resources/json/service/session');
         expect(res.json).toEqual({
           errors: [expect.objectContaining({ code: expect.any(String) })],
         });
-      }
+      };
+      // At once: a credential nginx has not verified in the current window, and management.
+      for (const path of ['/api', WHOAMI]) await expectFailedClosed(path, unseen);
+      await expectFailedClosed(CLIENTS, stack.adminKey);
+      // A credential verified moments ago may finish its cache window (the documented bound,
+      // as for revocation); once that window is over, every request fails closed.
+      const waitMs = stoppedAt + stack.revocationBoundMs - Date.now();
+      if (waitMs > 0) await new Promise((r) => setTimeout(r, waitMs));
+      for (const path of ['/api', WHOAMI, CLIENTS]) await expectFailedClosed(path, stack.adminKey);
     });
   });
 }
