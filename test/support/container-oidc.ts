@@ -1,69 +1,8 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import forge from 'node-forge';
 import { type StartedTestContainer, Wait } from 'testcontainers';
 import { freePort } from '../../native/ports.js';
 import { containerLogs, IMAGES, TestContainer, testLabels } from './container-engine.js';
 import { http } from './http.js';
-
-/** A throw-away CA and a server certificate it issued for one DNS name (the provider's alias). */
-export interface ProviderPki {
-  caPem: string;
-  serverCertPem: string;
-  serverKeyPem: string;
-}
-
-function rsaKeys() {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
-  const key = forge.pki.privateKeyFromPem(pem) as forge.pki.rsa.PrivateKey;
-  return { privateKey: key, publicKey: forge.pki.setRsaPublicKey(key.n, key.e) };
-}
-
-function certificate(publicKey: forge.pki.PublicKey): forge.pki.Certificate {
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = publicKey;
-  cert.serialNumber = `01${randomBytes(15).toString('hex')}`;
-  cert.validity.notBefore = new Date(Date.now() - 60_000);
-  cert.validity.notAfter = new Date(Date.now() + 24 * 3_600_000);
-  return cert;
-}
-
-export function createProviderPki(dnsName: string): ProviderPki {
-  const ca = rsaKeys();
-  const caCert = certificate(ca.publicKey);
-  const caName = [
-    { name: 'commonName', value: `gateway container test CA ${randomBytes(4).toString('hex')}` },
-  ];
-  caCert.setSubject(caName);
-  caCert.setIssuer(caName);
-  caCert.setExtensions([
-    { name: 'basicConstraints', cA: true, critical: true },
-    { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
-    { name: 'subjectKeyIdentifier' },
-  ]);
-  caCert.sign(ca.privateKey, forge.md.sha256.create());
-
-  const server = rsaKeys();
-  const cert = certificate(server.publicKey);
-  cert.setSubject([{ name: 'commonName', value: dnsName }]);
-  cert.setIssuer(caName);
-  cert.setExtensions([
-    { name: 'basicConstraints', cA: false },
-    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-    { name: 'extKeyUsage', serverAuth: true },
-    { name: 'subjectAltName', altNames: [{ type: 2, value: dnsName }] },
-    {
-      name: 'authorityKeyIdentifier',
-      keyIdentifier: caCert.generateSubjectKeyIdentifier().getBytes(),
-    },
-  ]);
-  cert.sign(ca.privateKey, forge.md.sha256.create());
-  return {
-    caPem: forge.pki.certificateToPem(caCert),
-    serverCertPem: forge.pki.certificateToPem(cert),
-    serverKeyPem: forge.pki.privateKeyToPem(server.privateKey),
-  };
-}
+import { createTestPki } from './oidc-tls.js';
 
 export interface ProviderContainer {
   /** `https://<alias>:8443`: what the gateway's sidecar reaches on the network, and `iss`. */
@@ -89,7 +28,7 @@ export async function startProviderContainer(options: {
   /** Extra labels (e.g. the test's, so that its clean-up finds the provider too). */
   labels?: Record<string, string>;
 }): Promise<ProviderContainer> {
-  const pki = createProviderPki(options.alias);
+  const pki = createTestPki(options.alias);
   const issuer = `https://${options.alias}:8443`;
   const port = await freePort();
   const container = await new TestContainer(IMAGES.oidcProvider)

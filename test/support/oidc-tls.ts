@@ -4,7 +4,7 @@ import forge from 'node-forge';
 export interface TestPki {
   /** The test CA's certificate (PEM): trusted only where a test hands it over. */
   caPem: string;
-  /** A server certificate for 127.0.0.1 and localhost, issued by the CA, and its key. */
+  /** A server certificate issued by the CA (for 127.0.0.1 and localhost unless told), and its key. */
   serverCertPem: string;
   serverKeyPem: string;
 }
@@ -27,8 +27,11 @@ function baseCertificate(publicKey: forge.pki.PublicKey): forge.pki.Certificate 
   return cert;
 }
 
-/** A throw-away CA and a loopback server certificate it issued, for a local HTTPS provider. */
-export function createTestPki(): TestPki {
+/**
+ * A throw-away CA and a server certificate it issued, for a local HTTPS provider: by default
+ * for loopback; `dnsName` names a provider reached by another name (a container's alias).
+ */
+export function createTestPki(dnsName?: string): TestPki {
   const ca = rsaKeys();
   const caCert = baseCertificate(ca.publicKey);
   const caName = [
@@ -45,7 +48,7 @@ export function createTestPki(): TestPki {
 
   const server = rsaKeys();
   const cert = baseCertificate(server.publicKey);
-  cert.setSubject([{ name: 'commonName', value: '127.0.0.1' }]);
+  cert.setSubject([{ name: 'commonName', value: dnsName ?? '127.0.0.1' }]);
   cert.setIssuer(caName);
   cert.setExtensions([
     { name: 'basicConstraints', cA: false },
@@ -53,10 +56,12 @@ export function createTestPki(): TestPki {
     { name: 'extKeyUsage', serverAuth: true },
     {
       name: 'subjectAltName',
-      altNames: [
-        { type: 7, ip: '127.0.0.1' },
-        { type: 2, value: 'localhost' },
-      ],
+      altNames: dnsName
+        ? [{ type: 2, value: dnsName }]
+        : [
+            { type: 7, ip: '127.0.0.1' },
+            { type: 2, value: 'localhost' },
+          ],
     },
     {
       name: 'authorityKeyIdentifier',
