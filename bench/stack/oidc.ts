@@ -1,7 +1,5 @@
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { TestOidcProvider } from '../../test/support/oidc-provider.js';
-import { createTestPki } from '../../test/support/oidc-tls.js';
+import { startProviderForGateway } from '../../test/support/oidc-gateway-env.js';
+import type { TestOidcProvider } from '../../test/support/oidc-provider.js';
 
 /** The OpenID Connect client whose tokens the bearer row presents (token `sub`). */
 export const BEARER_CLIENT = 'svc-bench';
@@ -18,21 +16,6 @@ export interface BenchOidc {
  * an operator configures it: a settings file read when `default.conf` is first written.
  */
 export async function startOidc(dir: string): Promise<BenchOidc> {
-  const pki = createTestPki();
-  const caFile = join(dir, 'provider-ca.pem');
-  await writeFile(caFile, pki.caPem);
-  const provider = await TestOidcProvider.start(pki, [BEARER_CLIENT]);
-  const settings = join(dir, 'gateway.yaml');
-  await writeFile(
-    settings,
-    [
-      'api_keys_enabled: true',
-      'open_id_connect_enabled: true',
-      'open_id_connect:',
-      `  discovery: ${provider.discoveryUrl}`,
-      '  ssl_verify: "yes"',
-      '',
-    ].join('\n'),
-  );
-  return { provider, gatewayEnv: { GATEWAY_SETTINGS: settings, OIDC_CA_FILE: caFile } };
+  const { provider, env } = await startProviderForGateway(dir, [BEARER_CLIENT]);
+  return { provider, gatewayEnv: env };
 }

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { EngineClient } from '../../engine/client/index.js';
 import { type HttpOptions, http } from './http.js';
 import { CLIENTS } from './management.js';
-import { TestOidcProvider } from './oidc-provider.js';
-import { createTestPki } from './oidc-tls.js';
+import { startProviderForGateway } from './oidc-gateway-env.js';
+import type { TestOidcProvider } from './oidc-provider.js';
 import {
   hs256WithPublicKey,
   signedByStranger,
@@ -41,34 +41,15 @@ export function oidcGatewaySuite(start: (oidc: OidcStackEnv) => Promise<Stack>):
 
   beforeAll(async () => {
     scratch = await mkdtemp(join(tmpdir(), 'gw-e2e-oidc-'));
-    const pki = createTestPki();
-    caFile = join(scratch, 'provider-ca.pem');
-    await writeFile(caFile, pki.caPem);
-    provider = await TestOidcProvider.start(pki, [
+    const started = await startProviderForGateway(scratch, [
       'svc-e2e',
       'svc-e2e-admin',
       'svc-e2e-orphan',
       'svc-e2e-doomed',
     ]);
-    const settings = join(scratch, 'gateway.yaml');
-    await writeFile(
-      settings,
-      [
-        'api_keys_enabled: true',
-        'open_id_connect_enabled: true',
-        'open_id_connect:',
-        `  discovery: ${provider.discoveryUrl}`,
-        '  ssl_verify: "yes"',
-        '',
-      ].join('\n'),
-    );
-    stack = await start({
-      env: {
-        GATEWAY_SETTINGS: settings,
-        OIDC_CA_FILE: caFile,
-        OIDC_JWKS_COOLDOWN_SECONDS: '0',
-      },
-    });
+    provider = started.provider;
+    caFile = started.caFile;
+    stack = await start({ env: { ...started.env, OIDC_JWKS_COOLDOWN_SECONDS: '0' } });
     for (const [id, isAdmin] of [
       ['svc-e2e', false],
       ['svc-e2e-admin', true],
