@@ -30,6 +30,9 @@ export class Child {
     this.process = spawn(options.command, options.args, {
       env: options.env,
       stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group: Ctrl-C (or a signal to the runner's group) reaches the runner
+      // only, which stops the children in order, front to back.
+      detached: true,
     });
     const stdout = createInterface({ input: this.process.stdout! });
     stdout.on('line', (line) => {
@@ -62,6 +65,17 @@ export class Child {
   async writePidFile(): Promise<void> {
     if (this.process.pid !== undefined)
       await writeFile(this.options.pidFile, `${this.process.pid}\n`);
+  }
+
+  /** Last resort when the runner itself is exiting: no waiting, no log. */
+  killNow(): void {
+    this.stopping = true;
+    if (this.running) this.process.kill('SIGKILL');
+  }
+
+  /** From now on an exit is expected (the gateway is stopping), not reported. */
+  expectExit(): void {
+    this.stopping = true;
   }
 
   /** Asks the process to stop, and kills it if it has not stopped after `graceMs`. */

@@ -84,6 +84,7 @@ export async function startNativeGateway({
   let database: Database | null = null;
   const stop = async () => {
     // Front to back: stop accepting callers first, the database last.
+    for (const child of started) child.expectExit();
     for (const child of [...started].reverse()) await child.stop();
     await database?.stop();
     await Promise.all(

@@ -29,6 +29,11 @@ async function main(): Promise<void> {
 
   const gateway = await startNativeGateway({ home, env: process.env, say });
   stopGateway = gateway.stop;
+  // The children have their own process groups; if the runner ends any other way than
+  // through stop(), they must not outlive it.
+  process.on('exit', () => {
+    for (const child of gateway.children) child.killNow();
+  });
   if (stopRequested) {
     await gateway.stop();
     await release();
