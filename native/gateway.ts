@@ -92,6 +92,8 @@ export async function startNativeGateway({
         rm(join(home.run, f), { force: true }),
       ),
     );
+    // Cached answers are keyed by credentials: they do not outlive the gateway.
+    await rm(home.authCache, { recursive: true, force: true });
   };
   const onUnexpectedExit = (name: string, code: number | null, signal: string | null) =>
     say(

@@ -67,7 +67,7 @@ export async function startGateway(start: GatewayStart): Promise<BenchGateway> {
     } catch {
       runner.child.kill('SIGKILL');
     }
-    // The runner leaves it behind; a per-home directory in /dev/shm is ours to remove.
+    // The runner removes it when it stops cleanly; after a SIGKILL it is ours to remove.
     if (cache) await rm(cache, { recursive: true, force: true });
   };
   try {
