@@ -16,7 +16,8 @@ export {
   FORWARDED_TO_SIDECAR,
   IDENTITY_FROM_SIDECAR,
   REFUSAL_FROM_SIDECAR,
-} from './contract.js';
+} from '../common/contract.js';
+export { LUA_CONTRACT_PATH, renderLuaContract } from './lua-contract.js';
 export {
   CertificateError,
   GeneratorError,
@@ -24,6 +25,8 @@ export {
 } from './errors.js';
 export { inConfigDir, LAYOUT } from './layout.js';
 export {
+  defaultLuaDir,
+  detectModules,
   type MainConfOptions,
   mainConfPath,
   nginxArgs,

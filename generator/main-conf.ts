@@ -1,6 +1,8 @@
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { packageRoot } from '../common/package-root.js';
 import { SettingsError } from './errors.js';
 import { replaceFile } from './file-writes.js';
 import { inConfigDir, LAYOUT } from './layout.js';
@@ -25,9 +27,30 @@ const mainConfSchema = z.strictObject({
   workerConnections: z.number().int().min(16).max(65536).default(1024),
   /** Worker user when the master runs as root; omitted: nginx's built-in default. */
   user: z.string().regex(USER_NAME, { message: 'must be a user name' }).optional(),
+  /** The folder holding the `gateway` Lua package; default: `lua/` of this package. */
+  luaDir: absolutePath.optional(),
+  /** Dynamic modules to load (the Lua module where nginx has it as one); default: detected. */
+  modules: z.array(absolutePath).optional(),
 });
 
 export type MainConfOptions = z.input<typeof mainConfSchema>;
+
+// Debian's libnginx-mod-http-lua: the Lua module and the devel kit it needs, loaded in this
+// order. OpenResty builds both in, so where the files are absent nothing is loaded.
+const LUA_MODULE_FILES = [
+  '/usr/lib/nginx/modules/ndk_http_module.so',
+  '/usr/lib/nginx/modules/ngx_http_lua_module.so',
+];
+
+/** The dynamic modules the gateway needs that this machine has as files. */
+export function detectModules(files: readonly string[] = LUA_MODULE_FILES): string[] {
+  return files.filter((file) => existsSync(file));
+}
+
+/** The project's Lua sources, beside templates/ in the package (also in the proxy image). */
+export function defaultLuaDir(): string {
+  return join(packageRoot(), 'lua');
+}
 
 // nginx creates all of these at start-up; the compiled-in defaults need root.
 const TEMP_PATHS = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'] as const;
@@ -41,7 +64,11 @@ export function renderMainConf(options: MainConfOptions): string {
   const o = parsed.data;
   const errorLog = o.errorLog ?? join(o.runtimeDir, 'error.log');
   const accessLog = o.accessLog ?? join(o.runtimeDir, 'access.log');
+  const luaDir = o.luaDir ?? defaultLuaDir();
   return renderTemplate('nginx.conf.hbs', {
+    modules: (o.modules ?? detectModules()).map((m) => quoted(m)),
+    // `;;` keeps the default search path, where Debian and OpenResty keep resty.core.
+    luaPackagePath: quoted(`${join(luaDir, '?.lua')};;`),
     workerProcesses: String(o.workerProcesses),
     workerConnections: o.workerConnections,
     pid: quoted(join(o.runtimeDir, 'nginx.pid')),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_AGE_LIMIT_MS } from '../common/contract.js';
 import {
   ABSOLUTE_PATH,
   CIPHER_LIST,
@@ -159,30 +160,34 @@ export const tlsSchema = z.strictObject({
   ),
 });
 
-/** Revocation bounds nginx can hold exactly: the window must divide a second into tenths. */
-export const AUTH_CACHE_WINDOWS_MS = [0, 100, 200, 500, 1000] as const;
+/** nginx size literal for a shared memory zone: kilobytes or megabytes. */
+const ZONE_SIZE = /^[1-9][0-9]{0,5}[km]$/;
 
 export const authCacheSchema = z.strictObject({
   /**
-   * How long nginx may reuse the sidecar's "yes" for one credential: the revocation bound
-   * through nginx. 0 turns the cache off (every request asks the sidecar).
+   * How long nginx may reuse the sidecar's "yes" for one credential (never past a token's
+   * `exp`). Revocation is pushed at once; this is the bound when a push is lost. 0: off.
    */
-  window_ms: z
-    .union(
-      AUTH_CACHE_WINDOWS_MS.map((n) => z.literal(n)) as [
-        z.ZodLiteral<0>,
-        ...z.ZodLiteral<number>[],
-      ],
-      {
-        error: `must be one of ${AUTH_CACHE_WINDOWS_MS.join(', ')}`,
-      },
-    )
-    .default(500),
-  /** Where nginx keeps cached answers; their keys hold credentials, so use a tmpfs. */
-  path: allowListed(ABSOLUTE_PATH, 'an absolute path', CHARSET('A-Za-z0-9._/@+,=~ -')).default(
-    '/var/cache/gateway-auth',
-  ),
+  max_age_ms: z.number().int().min(0).max(MAX_AGE_LIMIT_MS).default(30_000),
+  /** Size of the shared memory that holds decisions; when full, the oldest are evicted. */
+  size: allowListed(ZONE_SIZE, 'a size such as 10m or 512k').default('10m'),
+  /** The control endpoint (a unix socket) through which the sidecar invalidates decisions. */
+  control_socket: allowListed(
+    ABSOLUTE_PATH,
+    'an absolute path',
+    CHARSET('A-Za-z0-9._/@+,=~ -'),
+  ).default('/run/gateway-control/nginx.sock'),
 });
+
+export const timeoutsSchema = z.strictObject({
+  /** How long nginx waits for the sidecar's answer before failing closed (503). */
+  auth_ms: z.number().int().min(100).max(60_000).default(3_000),
+  /** How long nginx waits between two reads from the application (nginx's proxy_read_timeout). */
+  upstream_read_s: z.number().int().min(1).max(86_400).default(60),
+});
+
+/** Strict-Transport-Security on every answer: the gateway speaks HTTPS only. 0: not sent. */
+const hstsMaxAge = z.number().int().min(0).max(63_072_000).default(31_536_000);
 
 export const settingsObjectSchema = z.strictObject({
   /** The host's fully qualified domain name: server_name, certificate CN and SAN. */
@@ -202,6 +207,8 @@ export const settingsObjectSchema = z.strictObject({
   open_id_connect: openIdConnectSchema.prefault({}),
   tls: tlsSchema.prefault({}),
   auth_cache: authCacheSchema.prefault({}),
+  timeouts: timeoutsSchema.prefault({}),
+  hsts_max_age_s: hstsMaxAge,
 });
 
 /** The complete settings schema: per-field rules plus the rules that span fields. */
@@ -240,4 +247,5 @@ export const ALLOWED_KEYS: Record<string, string[]> = {
   open_id_connect: Object.keys(openIdConnectSchema.shape),
   tls: Object.keys(tlsSchema.shape),
   auth_cache: Object.keys(authCacheSchema.shape),
+  timeouts: Object.keys(timeoutsSchema.shape),
 };

@@ -19,6 +19,7 @@ export const SETTINGS_ENV: Readonly<Record<string, readonly string[]>> = {
   GATEWAY_HTTP_REDIRECT_PORT: ['http_redirect_port'],
   GATEWAY_APP_UPSTREAM: ['upstreams', 'app'],
   GATEWAY_SIDECAR_UPSTREAM: ['upstreams', 'sidecar'],
+  GATEWAY_CONTROL_SOCKET: ['auth_cache', 'control_socket'],
 };
 
 /** Names the settings file when `--settings` is not given. */

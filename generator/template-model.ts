@@ -1,9 +1,10 @@
 import {
+  CONTROL,
   FORWARDED_TO_SIDECAR,
   IDENTITY_FROM_SIDECAR,
-  REFUSAL_FROM_SIDECAR,
-  upstreamHeaderVariable,
-} from './contract.js';
+  NGINX_NAMES,
+} from '../common/contract.js';
+import { answerBody, NGINX_ERROR_PAGES } from '../common/gateway-errors.js';
 import { inConfigDir, LAYOUT } from './layout.js';
 import { flag, jsonLiteral, quoted, quotedThenVariable } from './nginx-literal.js';
 import type { Settings } from './settings-schema.js';
@@ -30,39 +31,34 @@ export interface DefaultConfModel {
   /** `set` lines operators edit to switch methods (spec 5.3). */
   toggles: NameValue[];
   oidcOptions: NameValue[];
-  /** `auth_request_set` lines: variable ← sidecar response header. */
-  authResults: NameValue[];
-  auth: LocationModel;
-  /** The auth location for management paths: admin required, never cached. */
-  adminAuth: LocationModel;
-  /** nginx's reuse of the sidecar's "yes" answers; null: every request asks the sidecar. */
-  authCache: AuthCacheModel | null;
+  decisionCache: DecisionCacheModel;
+  /** `set <variable> ""`: identity variables, filled by the Lua access code on a "yes". */
+  identityVariables: string[];
+  /** `add_header ... always` on every answer of the HTTPS server (HSTS); may be empty. */
+  securityHeaders: NameValue[];
+  /** The same plus what nginx's own JSON answers carry (nosniff, no-store). */
+  answerHeaders: NameValue[];
+  /** `error_page <nginxStatus> <path>` and the internal location answering it. */
+  errorPages: Array<{ nginxStatus: number; status: number; path: string; body: string }>;
+  notFoundBody: string;
+  /** Paths of the public server that are `internal`: a caller gets the JSON 404. */
+  reservedPaths: string[];
+  /** On the control socket: nginx proxies the Lua code's questions to the sidecar. */
+  auth: LocationModel & { path: string; readTimeout: string };
   management: LocationModel & { path: string };
-  app: LocationModel;
-  errors: {
-    badRequest: string;
-    headersTooLarge: string;
-    bodyTooLarge: string;
-    uriTooLong: string;
-    unauthorizedFallback: string;
-    forbiddenFallback: string;
-    authUnavailable: string;
-    upstreamUnavailable: string;
-  };
+  app: LocationModel & { readTimeout: string };
 }
 
-/**
- * The auth answer cache. nginx stores cache lifetimes in whole seconds (a "1s" entry can live
- * almost 2 s), so the bound comes from the key instead: it carries the current time window,
- * derived from `$msec` by a regex map, and an answer is only ever looked up within the window
- * it was made in. A deleted credential is thus refused at most `windowMs` after DELETE answered.
- */
-export interface AuthCacheModel {
-  windowMs: number;
-  path: string;
-  /** `map $msec $auth_cache_window` entries: regex → window label. */
-  windows: NameValue[];
-  key: string;
+/** The decision cache in shared memory and the control endpoint that invalidates it. */
+export interface DecisionCacheModel {
+  decisionsDict: string;
+  revocationsDict: string;
+  size: string;
+  /** `set $auth_cache_max_age_ms <n>`: read by Lua on every miss. */
+  maxAge: NameValue;
+  controlListen: string;
+  /** `set $gateway_control_socket "unix:..."`: where the Lua code asks on a miss. */
+  controlSocket: NameValue;
 }
 
 /** Everything `templates/ssl.conf.hbs` needs. */
@@ -75,11 +71,6 @@ export interface SslConfModel {
 
 const APP_UPSTREAM = 'gateway_app';
 const SIDECAR_UPSTREAM = 'gateway_sidecar';
-
-/** The sidecar's single error shape (`{"errors":[{code,message}]}`), for nginx's own answers. */
-function errorBody(code: string, message: string): string {
-  return jsonLiteral({ errors: [{ code, message }] });
-}
 
 // Keep-alive to the upstream pools: HTTP/1.1 without the client's Connection header.
 const KEEPALIVE_HEADERS: NameValue[] = [{ name: 'Connection', value: '""' }];
@@ -101,36 +92,14 @@ const SIDECAR_HEADERS: NameValue[] = FORWARDED_TO_SIDECAR.map(({ header, variabl
   value: variable,
 }));
 
-// What an auth answer depends on besides the credential: the methods and OIDC options in force.
-const DECISION_VARIABLES = FORWARDED_TO_SIDECAR.map((row) => row.variable).filter(
-  (v) => v !== '$request_method' && v !== '$request_uri' && v !== '$oidc_redirect_uri',
-);
-
-function authCacheModel(windowMs: number, path: string): AuthCacheModel | null {
-  if (windowMs === 0) return null;
-  const tenths = windowMs / 100;
-  const windows: NameValue[] = [];
-  for (let first = 0; first < 10; first += tenths) {
-    const last = first + tenths - 1;
-    const digit = first === last ? String(first) : `[${first}-${last}]`;
-    // Constant nginx text (a regex and a variable), so not through quoted(), which refuses both.
-    windows.push({
-      name: `"~^(?<auth_second>\\d+)\\.${digit}"`,
-      value: `"\${auth_second}${String.fromCharCode(97 + first / tenths)}"`,
-    });
-  }
-  return {
-    windowMs,
-    path: quoted(path),
-    windows,
-    key: `"${['$auth_cache_window', ...DECISION_VARIABLES, '$http_authorization'].join('|')}"`,
-  };
-}
-
 /** Builds the default.conf model: every decision about what nginx does is made here. */
 export function defaultConfModel(settings: Settings): DefaultConfModel {
   const oidc = settings.open_id_connect;
   const portSuffix = settings.https_port === 443 ? '' : `:${settings.https_port}`;
+  const securityHeaders: NameValue[] =
+    settings.hsts_max_age_s > 0
+      ? [{ name: 'Strict-Transport-Security', value: quoted(`max-age=${settings.hsts_max_age_s}`) }]
+      : [];
   return {
     serverName: settings.fqdn,
     httpsListen: `${settings.https_port} ssl http2`,
@@ -168,24 +137,41 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       { name: '$oidc_client_name_claim', value: quoted(oidc.client_name_claim) },
       { name: '$oidc_audience', value: quoted(oidc.audience) },
     ],
-    authResults: [...IDENTITY_FROM_SIDECAR, ...REFUSAL_FROM_SIDECAR].map(
-      ({ header, variable }) => ({ name: variable, value: upstreamHeaderVariable(header) }),
+    decisionCache: {
+      decisionsDict: NGINX_NAMES.decisionsDict,
+      revocationsDict: NGINX_NAMES.revocationsDict,
+      size: settings.auth_cache.size,
+      maxAge: { name: NGINX_NAMES.maxAgeVariable, value: String(settings.auth_cache.max_age_ms) },
+      controlListen: quoted(`unix:${settings.auth_cache.control_socket}`),
+      controlSocket: {
+        name: NGINX_NAMES.controlSocketVariable,
+        value: quoted(`unix:${settings.auth_cache.control_socket}`),
+      },
+    },
+    identityVariables: IDENTITY_FROM_SIDECAR.map(({ variable }) => variable),
+    securityHeaders,
+    answerHeaders: [
+      ...securityHeaders,
+      { name: 'X-Content-Type-Options', value: 'nosniff' },
+      { name: 'Cache-Control', value: 'no-store' },
+    ],
+    errorPages: NGINX_ERROR_PAGES.map((page) => ({
+      nginxStatus: page.nginxStatus,
+      status: page.status,
+      path: `${NGINX_NAMES.errorLocationPrefix}${page.nginxStatus}`,
+      body: jsonLiteral(JSON.parse(answerBody(page))),
+    })),
+    notFoundBody: jsonLiteral(
+      JSON.parse(answerBody(NGINX_ERROR_PAGES.find((p) => p.nginxStatus === 404)!)),
     ),
+    reservedPaths: NGINX_NAMES.reservedPaths.map(({ match, path }) => `${match} ${path}`),
     auth: {
+      path: CONTROL.auth,
       proxyPass: `http://${SIDECAR_UPSTREAM}/auth`,
-      // No request body goes to the sidecar, so no length either.
-      headers: [...KEEPALIVE_HEADERS, { name: 'Content-Length', value: '""' }, ...SIDECAR_HEADERS],
+      readTimeout: `${settings.timeouts.auth_ms}ms`,
+      // The Lua code sends exactly the headers the sidecar needs; these keep the pool alive.
+      headers: KEEPALIVE_HEADERS,
     },
-    adminAuth: {
-      proxyPass: `http://${SIDECAR_UPSTREAM}/auth`,
-      headers: [
-        ...KEEPALIVE_HEADERS,
-        { name: 'Content-Length', value: '""' },
-        ...SIDECAR_HEADERS,
-        { name: 'X-Gateway-Require-Admin', value: 'true' },
-      ],
-    },
-    authCache: authCacheModel(settings.auth_cache.window_ms, settings.auth_cache.path),
     management: {
       path: '/v1/management/',
       proxyPass: `http://${SIDECAR_UPSTREAM}`,
@@ -198,6 +184,7 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
     },
     app: {
       proxyPass: `http://${APP_UPSTREAM}`,
+      readTimeout: `${settings.timeouts.upstream_read_s}s`,
       // The credential was for the gateway; the app gets the identity instead, never the key
       // or token itself (nothing to leak from the app's logs). An empty value sends no header.
       headers: [
@@ -206,25 +193,6 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
         ...IDENTITY_HEADERS,
         { name: 'Authorization', value: '""' },
       ],
-    },
-    errors: {
-      badRequest: errorBody(
-        'BAD_REQUEST',
-        'The request is malformed (for example a repeated Authorization header).',
-      ),
-      headersTooLarge: errorBody('HEADERS_TOO_LARGE', 'The request headers are too large.'),
-      bodyTooLarge: errorBody('PAYLOAD_TOO_LARGE', 'The request body is too large.'),
-      uriTooLong: errorBody('URI_TOO_LONG', 'The request URI is too long.'),
-      unauthorizedFallback: errorBody('UNAUTHORIZED', 'Authentication is required.'),
-      forbiddenFallback: errorBody('FORBIDDEN', 'The credential does not allow this request.'),
-      authUnavailable: errorBody(
-        'AUTH_UNAVAILABLE',
-        'The authentication service is unavailable; try again later.',
-      ),
-      upstreamUnavailable: errorBody(
-        'UPSTREAM_UNAVAILABLE',
-        'The service behind the gateway is unavailable; try again later.',
-      ),
     },
   };
 }

@@ -49,7 +49,7 @@ export async function startNativeGateway({
     overrides: {
       config_dir: home.config,
       upstreams: { app: `unix:${home.appSocket}`, sidecar: `unix:${home.sidecarSocket}` },
-      auth_cache: { path: home.authCache },
+      auth_cache: { control_socket: home.controlSocket },
     },
   });
   const ensured = await ensureConfigDir(home.config, settings);
@@ -92,8 +92,6 @@ export async function startNativeGateway({
         rm(join(home.run, f), { force: true }),
       ),
     );
-    // Cached answers are keyed by credentials: they do not outlive the gateway.
-    await rm(home.authCache, { recursive: true, force: true });
   };
   const onUnexpectedExit = (name: string, code: number | null, signal: string | null) =>
     say(
@@ -128,6 +126,7 @@ export async function startNativeGateway({
       ...env,
       DATABASE_URL: database.url,
       SOCKET: home.sidecarSocket,
+      NGINX_CONTROL_SOCKET: home.controlSocket,
     });
     const app = spawnChild('app', node, [dist('engine/main.js')], {
       ...env,

@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
@@ -15,8 +13,8 @@ export interface GatewayHome {
   run: string;
   sidecarSocket: string;
   appSocket: string;
-  /** nginx's cache of auth answers; their keys are credentials, so it lives in memory (tmpfs). */
-  authCache: string;
+  /** nginx's control endpoint, through which the sidecar invalidates cached decisions. */
+  controlSocket: string;
 }
 
 // A unix socket path must fit sockaddr_un.sun_path (108 bytes on Linux, with the NUL).
@@ -33,12 +31,7 @@ export function gatewayHome(dir: string): GatewayHome {
     run,
     sidecarSocket: join(run, 'sidecar.sock'),
     appSocket: join(run, 'app.sock'),
-    authCache: existsSync('/dev/shm')
-      ? join(
-          '/dev/shm',
-          `gateway-auth-${createHash('sha256').update(root).digest('hex').slice(0, 12)}`,
-        )
-      : join(run, 'auth-cache'),
+    controlSocket: join(run, 'nginx-control.sock'),
   };
 }
 

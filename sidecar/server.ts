@@ -9,16 +9,24 @@ import { ClientStore } from './clients/client-store.js';
 import { asciiJson, INTERNAL_ERROR_BODY } from './errors/api-error.js';
 import type { Logger } from './log.js';
 import { createManagementApp } from './management/app.js';
+import { type DecisionInvalidator, NO_INVALIDATOR } from './revocation/nginx-control.js';
 
 export interface SidecarParts {
   pool: pg.Pool;
   log: Logger;
+  /** This sidecar's nginx, told at once about changes this sidecar makes. */
+  invalidator?: DecisionInvalidator;
   /** Builds the bearer-token verifier over the same client directory as API keys. */
   bearer?: ((clients: ClientDirectory) => BearerVerifier) | null;
 }
 
 /** The sidecar's HTTP server: `/auth` on plain node:http, the rest through Express. */
-export function createSidecarServer({ pool, log, bearer = null }: SidecarParts): Server {
+export function createSidecarServer({
+  pool,
+  log,
+  invalidator = NO_INVALIDATOR,
+  bearer = null,
+}: SidecarParts): Server {
   const store = new ClientStore(pool);
   const directory = new ClientDirectory(store);
   const authenticator = new Authenticator(
@@ -26,9 +34,11 @@ export function createSidecarServer({ pool, log, bearer = null }: SidecarParts):
     bearer?.(directory) ?? null,
   );
   const auth = createAuthHandler(authenticator, log);
-  const management = createManagementApp(store, authenticator, log);
+  const management = createManagementApp(store, authenticator, invalidator, log);
 
-  const server = createServer((req, res) => {
+  // nginx accepts up to 4 × 8 KB of request headers and forwards them on /auth: accept as
+  // much here, so a large but valid request is never "auth unavailable".
+  const server = createServer({ maxHeaderSize: 64 * 1024 }, (req, res) => {
     const url = req.url ?? '';
     if (url === '/auth' || url.startsWith('/auth?')) {
       auth(req, res).catch((err: unknown) => {
@@ -46,6 +56,27 @@ export function createSidecarServer({ pool, log, bearer = null }: SidecarParts):
       return;
     }
     management(req, res);
+  });
+  // Node's parser refuses what it cannot read (an unknown method, raw bytes in the path)
+  // before any handler runs: answer that in the one error shape too, never an empty reply.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable || (err as { code?: string }).code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+    const body = asciiJson({
+      errors: [
+        tooLarge
+          ? { code: 'HEADERS_TOO_LARGE', message: 'The request headers are too large.' }
+          : { code: 'BAD_REQUEST', message: 'The request is malformed.' },
+      ],
+    });
+    socket.end(
+      `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
+        'Content-Type: application/json\r\nCache-Control: no-store\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   });
   // nginx keeps upstream connections open for up to 60 s; closing them first from this side
   // would race with nginx reusing them and surface as 502s.

@@ -7,6 +7,8 @@ import { createPool } from './db/pool.js';
 import type { Logger } from './log.js';
 import { type Clock, readOidcSettings } from './oidc/settings.js';
 import { OidcBearerVerifier } from './oidc/verifier.js';
+import { ChangeListener } from './revocation/change-listener.js';
+import { NginxControl, NO_INVALIDATOR } from './revocation/nginx-control.js';
 import { createSidecarServer } from './server.js';
 
 export interface RunningSidecar {
@@ -39,9 +41,17 @@ export async function startSidecar(
   const pool = createPool(config.databaseUrl, log);
   await retry(() => migrate(pool, log), log);
   await createBootstrapKeyIfAsked(env, new ClientStore(pool), print);
+  const invalidator = config.controlSocket
+    ? new NginxControl(config.controlSocket, log)
+    : NO_INVALIDATOR;
+  // Revocation is pushed to nginx: this sidecar's own changes at once, everyone's through
+  // LISTEN. Started before serving; /auth does not wait for it (nginx's bound covers a gap).
+  const listener = new ChangeListener({ databaseUrl: config.databaseUrl, invalidator, log });
+  listener.start();
   const server = createSidecarServer({
     pool,
     log,
+    invalidator,
     bearer: (clients) => new OidcBearerVerifier(oidc, clients, log, clock),
   });
   const url = await listen(server, config.listen);
@@ -49,6 +59,7 @@ export async function startSidecar(
   return {
     url,
     async close() {
+      await listener.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DECISION_FROM_SIDECAR, IDENTITY_FROM_SIDECAR } from '../../common/contract.js';
 import {
   asciiJson,
   ForbiddenError,
@@ -47,25 +48,31 @@ export function createAuthHandler(authenticator: Authenticator, log: Logger) {
     }
     if (!decision.identity.isAdmin && requiresAdmin(req.headers)) {
       const forbidden = new ForbiddenError('The management API needs an admin credential.');
-      const body = asciiJson(forbidden.body());
-      sendJson(res, 403, body, { 'X-Auth-Error-Body': body });
+      sendJson(res, 403, asciiJson(forbidden.body()), {});
       return;
     }
-    res.writeHead(204, {
-      'X-Client-Id': encodeURIComponent(decision.identity.clientId),
-      'X-Client-Name': encodeURIComponent(decision.identity.clientName),
-      'X-Client-Is-Admin': decision.identity.isAdmin ? 'true' : 'false',
-      'X-Auth-Method': decision.method,
+    const headers: Record<string, string> = {
+      [DECISION_FROM_SIDECAR.clientRow]: String(decision.identity.id),
       'Cache-Control': 'no-store',
-    });
+    };
+    const identity = {
+      client_id: encodeURIComponent(decision.identity.clientId),
+      client_name: encodeURIComponent(decision.identity.clientName),
+      is_admin: decision.identity.isAdmin ? 'true' : 'false',
+      method: decision.method,
+    };
+    for (const row of IDENTITY_FROM_SIDECAR) headers[row.header] = identity[row.role];
+    if (decision.validUntil !== undefined) {
+      headers[DECISION_FROM_SIDECAR.validUntil] = String(decision.validUntil);
+    }
+    res.writeHead(204, headers);
     res.end();
   };
 }
 
 function sendRefusal(res: ServerResponse, failure: AuthFailure, toggles: MethodToggles): void {
   const error = refusalError(failure, toggles);
-  const body = asciiJson(error.body());
-  sendJson(res, 401, body, { ...error.headers, 'X-Auth-Error-Body': body });
+  sendJson(res, 401, asciiJson(error.body()), error.headers);
 }
 
 export function sendJson(

@@ -25,7 +25,15 @@ export type AuthFailure = {
 };
 
 /** The answer of every verifier: a value, never an exception (those mean infrastructure faults). */
-export type AuthDecision = { ok: true; identity: Identity; method: AuthScheme } | AuthFailure;
+export type AuthDecision =
+  | {
+      ok: true;
+      identity: Identity;
+      method: AuthScheme;
+      /** Unix time (s) after which this answer no longer holds (a token's `exp`); none: open. */
+      validUntil?: number;
+    }
+  | AuthFailure;
 
 export function refuse(
   code: AuthFailureCode,

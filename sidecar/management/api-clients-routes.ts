@@ -4,6 +4,7 @@ import { toRecord } from '../clients/api-client.js';
 import type { ClientStore } from '../clients/client-store.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/api-error.js';
 import { formatApiKey, generateSecret } from '../keys/api-key.js';
+import type { DecisionInvalidator } from '../revocation/nginx-control.js';
 import { parseCreateApiClient, parseId, parseListQuery } from './api-client-input.js';
 import { jsonBody } from './json-body.js';
 import { allowOnly } from './method-guard.js';
@@ -12,7 +13,11 @@ import { requireAdmin } from './require-admin.js';
 export const API_CLIENTS_PATH = '/v1/management/api-clients';
 
 /** POST, GET and DELETE of API clients; admin credential required for all of them. */
-export function apiClientsRouter(store: ClientStore, authenticator: Authenticator): Router {
+export function apiClientsRouter(
+  store: ClientStore,
+  authenticator: Authenticator,
+  invalidator: DecisionInvalidator,
+): Router {
   const router = Router({ strict: false });
   // Everything under /v1/management needs an admin, even paths that do not exist.
   router.use('/v1/management', requireAdmin(authenticator));
@@ -61,6 +66,9 @@ export function apiClientsRouter(store: ClientStore, authenticator: Authenticato
   router.delete(`${API_CLIENTS_PATH}/:id`, async (req, res) => {
     const row = await store.delete(idParam(req.params.id));
     if (!row) throw new NotFoundError('No API client has this id.');
+    // Before answering: once the caller sees the answer, this gateway refuses the key. Other
+    // sidecars hear of it through LISTEN (the trigger also notifies this one; harmless).
+    await invalidator.clients([row.id]);
     res.json(toRecord(row));
   });
   router.all(`${API_CLIENTS_PATH}/:id`, allowOnly(['GET', 'HEAD', 'DELETE']));

@@ -4,18 +4,20 @@ import type { ClientStore } from '../clients/client-store.js';
 import { NotFoundError } from '../errors/api-error.js';
 import { errorMiddleware } from '../errors/error-middleware.js';
 import type { Logger } from '../log.js';
+import type { DecisionInvalidator } from '../revocation/nginx-control.js';
 import { apiClientsRouter } from './api-clients-routes.js';
 
 /** The management API (everything but `/auth`), as an Express application. */
 export function createManagementApp(
   store: ClientStore,
   authenticator: Authenticator,
+  invalidator: DecisionInvalidator,
   log: Logger,
 ): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(apiClientsRouter(store, authenticator));
+  app.use(apiClientsRouter(store, authenticator, invalidator));
   app.use(() => {
     throw new NotFoundError();
   });

@@ -17,7 +17,7 @@ const MAX_TOKEN_CHARS = 16 * 1024;
 const MAX_API_CLIENT_ID = 255;
 
 type Checked =
-  | { ok: true; clientId: string; clientName: string | null }
+  | { ok: true; clientId: string; clientName: string | null; expiresAt: number }
   | { ok: false; reason: string };
 
 /**
@@ -69,6 +69,7 @@ export class OidcBearerVerifier implements BearerVerifier {
     return {
       ok: true,
       method: 'bearer',
+      validUntil: checked.expiresAt,
       identity: {
         id: row.id,
         clientId: checked.clientId,
@@ -161,5 +162,11 @@ function identityClaims(payload: JWTPayload, options: OidcOptions): Checked {
   }
   const name = payload[options.clientNameClaim];
   // A missing display name is not a reason to refuse; the API client's own name stands in.
-  return { ok: true, clientId, clientName: typeof name === 'string' && name !== '' ? name : null };
+  return {
+    ok: true,
+    clientId,
+    clientName: typeof name === 'string' && name !== '' ? name : null,
+    // jwtVerify required a numeric exp.
+    expiresAt: payload.exp as number,
+  };
 }

@@ -20,7 +20,12 @@ async function ensuredDir(): Promise<{ dir: string; settings: Settings }> {
   const home = await mkdtemp(join(tmpdir(), 'gw-check-'));
   homes.push(home);
   const dir = join(home, 'config');
-  const settings = parseSettings({ fqdn: 'gw.example.com', config_dir: dir });
+  // nginx -t binds the control socket, whose folder exists wherever nginx runs.
+  const settings = parseSettings({
+    fqdn: 'gw.example.com',
+    config_dir: dir,
+    auth_cache: { control_socket: join(home, 'ctl.sock') },
+  });
   await ensureConfigDir(dir, settings);
   return { dir, settings };
 }

@@ -94,7 +94,12 @@ describe('gateway-config', () => {
   });
 
   test('ensure with GATEWAY_FQDN, then check passes with nginx -t; a second ensure keeps all', async () => {
-    const env = { GATEWAY_FQDN: 'gw.example.com', GATEWAY_HTTPS_PORT: '8443' };
+    const env = {
+      GATEWAY_FQDN: 'gw.example.com',
+      GATEWAY_HTTPS_PORT: '8443',
+      // nginx -t binds the control socket, whose folder exists wherever nginx runs.
+      GATEWAY_CONTROL_SOCKET: join(cwd, 'ctl.sock'),
+    };
     const ensure = await gatewayConfig(['ensure', 'out'], env);
     expect(ensure.code).toBe(0);
     expect(ensure.stdout).toContain('wrote');

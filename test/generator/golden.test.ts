@@ -55,7 +55,8 @@ describe.each(fixtures)('fixture %s', (name) => {
     const configDir = join(home, 'gateway state', 'config');
     const settings = await loadSettings({
       file: settingsFile,
-      overrides: { config_dir: configDir },
+      // nginx -t binds the control socket: its folder must exist, as it does where nginx runs.
+      overrides: { config_dir: configDir, auth_cache: { control_socket: join(home, 'ctl.sock') } },
     });
     await ensureConfigDir(configDir, settings);
     const result = await testNginxConfig(NGINX, configDir);
@@ -71,6 +72,12 @@ test('the main nginx.conf renders as its golden file', async () => {
     errorLog: 'stderr',
     accessLog: 'stdout',
     user: 'nginx',
+    luaDir: '/opt/gateway/lua',
+    // As on Debian; OpenResty has none (the Lua module is built in).
+    modules: [
+      '/usr/lib/nginx/modules/ndk_http_module.so',
+      '/usr/lib/nginx/modules/ngx_http_lua_module.so',
+    ],
   });
   await expectGolden(text, join(FIXTURES, 'main-conf.expected.conf'));
 });

@@ -96,13 +96,17 @@ describe('a request the sidecar allows', () => {
     expect(gw.authCalls()[0]?.headers.authorization).toBe('apk 42.secret');
   });
 
-  test('drops caller-sent identity headers even when the sidecar sends none', async () => {
+  test('a "yes" that names nobody is refused: fail closed, and the app is never called', async () => {
+    gw.stubSidecar.handler = (_, res) => {
+      res.writeHead(204);
+      res.end();
+    };
     const answer = await https(gw.httpsPort, '/reports', gw.ca, {
       headers: { 'X-Client-Id': '1', 'X-Client-Is-Admin': 'true' },
     });
-    expect(answer.status).toBe(200);
-    expect(gw.stubApp.requests[0]?.headers['x-client-id']).toBeUndefined();
-    expect(gw.stubApp.requests[0]?.headers['x-client-is-admin']).toBeUndefined();
+    expect(answer.status).toBe(503);
+    expect(JSON.parse(answer.body).errors[0].code).toBe('AUTH_UNAVAILABLE');
+    expect(gw.stubApp.requests).toHaveLength(0);
   });
 
   test('reuses keep-alive connections to the sidecar and the app', async () => {
@@ -155,10 +159,7 @@ describe('/v1/management/', () => {
 
   test('a refusal stops at nginx: the management route is never called', async () => {
     const body = JSON.stringify({ errors: [{ code: 'FORBIDDEN', message: 'Admins only.' }] });
-    gw.stubSidecar.handler = (_, res) => {
-      res.writeHead(403, { 'X-Auth-Error-Body': body });
-      res.end();
-    };
+    gw.stubSidecar.handler = (_, res) => sendJson(res, 403, JSON.parse(body));
     const answer = await https(gw.httpsPort, '/v1/management/api-clients/', gw.ca);
     expect(answer.status).toBe(403);
     expect(answer.body).toBe(body);

@@ -67,16 +67,32 @@ describe('defaults', () => {
         audience: '',
       },
       tls: { protocols: ['TLSv1.2', 'TLSv1.3'], ciphers: expect.stringContaining('ECDHE') },
-      auth_cache: { window_ms: 500, path: '/var/cache/gateway-auth' },
+      auth_cache: {
+        max_age_ms: 30_000,
+        size: '10m',
+        control_socket: '/run/gateway-control/nginx.sock',
+      },
+      timeouts: { auth_ms: 3_000, upstream_read_s: 60 },
+      hsts_max_age_s: 31_536_000,
     });
   });
 
-  test('the auth cache window is one an nginx clock map can hold exactly', () => {
-    expect(parseSettings({ auth_cache: { window_ms: 0 } }).auth_cache.window_ms).toBe(0);
-    expect(() => parseSettings({ auth_cache: { window_ms: 300 } })).toThrow(
-      /auth_cache\.window_ms: must be one of 0, 100, 200, 500, 1000/,
+  test('the decision cache, timeouts and HSTS are bounded settings', () => {
+    expect(parseSettings({ auth_cache: { max_age_ms: 0 } }).auth_cache.max_age_ms).toBe(0);
+    expect(() => parseSettings({ auth_cache: { max_age_ms: 3_600_001 } })).toThrow(
+      /auth_cache\.max_age_ms/,
     );
-    expect(() => parseSettings({ auth_cache: { path: 'relative;x' } })).toThrow(/auth_cache\.path/);
+    expect(() => parseSettings({ auth_cache: { size: '10g' } })).toThrow(/auth_cache\.size/);
+    expect(() => parseSettings({ auth_cache: { control_socket: 'relative;x' } })).toThrow(
+      /auth_cache\.control_socket/,
+    );
+    expect(() => parseSettings({ auth_cache: { window_ms: 500 } })).toThrow(/window_ms/);
+    expect(() => parseSettings({ timeouts: { auth_ms: 50 } })).toThrow(/timeouts\.auth_ms/);
+    expect(() => parseSettings({ timeouts: { upstream_read_s: 0 } })).toThrow(
+      /timeouts\.upstream_read_s/,
+    );
+    expect(parseSettings({ hsts_max_age_s: 0 }).hsts_max_age_s).toBe(0);
+    expect(() => parseSettings({ hsts_max_age_s: -1 })).toThrow(/hsts_max_age_s/);
   });
 
   test('a key without a value means its default', () => {

@@ -27,15 +27,26 @@ export interface GatewayUnderTest {
   nginx: RunningNginx;
   /** Restores the default stub behaviour and forgets recorded requests. */
   reset(): void;
+  /** The control socket (unix), as the sidecar would reach it. */
+  controlSocket: string;
   /** Requests the stub sidecar saw on `/auth`. */
   authCalls(): SeenRequest[];
   stop(): Promise<void>;
 }
 
-/** A stub sidecar answer: 204 with these identity headers. */
+/** What the real sidecar answers with a "yes": the client's row and its identity. */
+export const DEFAULT_IDENTITY: Readonly<Record<string, string>> = {
+  'X-Gateway-Client-Row': '1',
+  'X-Client-Id': '1',
+  'X-Client-Name': 'stub',
+  'X-Client-Is-Admin': 'false',
+  'X-Auth-Method': 'apk',
+};
+
+/** A stub sidecar answer: 204 with the default identity headers, overridden by these. */
 export function allow(identity: Record<string, string> = {}) {
   return (_: SeenRequest, res: ServerResponse) => {
-    res.writeHead(204, identity);
+    res.writeHead(204, { ...DEFAULT_IDENTITY, ...identity });
     res.end();
   };
 }
@@ -54,7 +65,7 @@ export interface GatewayOptions {
 
 export async function startGateway(options: GatewayOptions = {}): Promise<GatewayUnderTest> {
   const home = await mkdtemp(join(tmpdir(), 'gw-nginx-'));
-  // nginx workers (an unprivileged user when the tests run as root) write the auth cache here.
+  // nginx workers (an unprivileged user when the tests run as root) reach the control socket here.
   await chmod(home, 0o755);
   const configDir = join(home, 'config');
   const stubSidecar = await startStub(allow());
@@ -64,9 +75,12 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   const settings = await loadSettings({
     // The stub sidecar's answers change from test to test; reusing them is tested on its own
     // (nginx-auth-cache.test.ts), with the cache switched on there.
-    defaults: { auth_cache: { window_ms: 0 }, ...options.settings },
+    defaults: { auth_cache: { max_age_ms: 0 }, ...options.settings },
     overrides: {
-      auth_cache: { path: join(home, 'auth-cache') },
+      auth_cache: {
+        ...(options.settings?.auth_cache as object | undefined),
+        control_socket: join(home, 'control.sock'),
+      },
       fqdn: 'localhost',
       https_port: httpsPort,
       http_redirect_port: httpPort,
@@ -79,6 +93,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   const nginx = await startNginx(configDir, httpsPort);
   const gateway: GatewayUnderTest = {
     configDir,
+    controlSocket: join(home, 'control.sock'),
     ca: await readFile(join(configDir, LAYOUT.certificate), 'utf8'),
     httpsPort,
     httpPort,

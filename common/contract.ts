@@ -1,0 +1,120 @@
+/**
+ * The contract between nginx (its config and its Lua code) and the sidecar, defined once
+ * (docs/decisions/20261122-nginx-sidecar-contract.md, 20261123-lua-decision-cache.md). The
+ * generator turns these rows into nginx directives, `lua/gateway/contract.lua` is generated
+ * from them (a test fails on drift), and the sidecar reads its header names from here.
+ */
+
+/** Forwarded by nginx to the sidecar on `/auth` and on `/v1/management/`: header ← variable. */
+export const FORWARDED_TO_SIDECAR: ReadonlyArray<{ header: string; variable: string }> = [
+  { header: 'X-Gateway-Api-Keys-Enabled', variable: '$api_keys_enabled' },
+  { header: 'X-Gateway-Oidc-Enabled', variable: '$open_id_connect_enabled' },
+  { header: 'X-Gateway-Oidc-Discovery', variable: '$oidc_discovery' },
+  { header: 'X-Gateway-Oidc-Ssl-Verify', variable: '$oidc_ssl_verify' },
+  { header: 'X-Gateway-Oidc-Accept-Unsupported-Alg', variable: '$oidc_accept_unsupported_alg' },
+  { header: 'X-Gateway-Oidc-Accept-None-Alg', variable: '$oidc_accept_none_alg' },
+  { header: 'X-Gateway-Oidc-Redirect-Uri', variable: '$oidc_redirect_uri' },
+  { header: 'X-Gateway-Oidc-Client-Id-Claim', variable: '$oidc_client_id_claim' },
+  { header: 'X-Gateway-Oidc-Client-Name-Claim', variable: '$oidc_client_name_claim' },
+  { header: 'X-Gateway-Oidc-Audience', variable: '$oidc_audience' },
+  { header: 'X-Original-Method', variable: '$request_method' },
+  { header: 'X-Original-URI', variable: '$request_uri' },
+];
+
+/**
+ * What a decision depends on besides the credential: the methods and OIDC options in force.
+ * Part of the decision cache's key, so an edited and reloaded default.conf never reuses an
+ * answer given under other settings.
+ */
+export const DECISION_VARIABLES: readonly string[] = FORWARDED_TO_SIDECAR.map(
+  (row) => row.variable,
+).filter((v) => v !== '$request_method' && v !== '$request_uri' && v !== '$oidc_redirect_uri');
+
+/** Sent by nginx on management paths: the sidecar requires an admin. */
+export const REQUIRE_ADMIN_HEADER = 'X-Gateway-Require-Admin';
+
+/**
+ * Identity the sidecar answers on a 2xx: the Lua code copies it into `variable`, which nginx
+ * sets on the upstream request under the same header name, replacing any the caller sent.
+ * Values are percent-encoded UTF-8 (encodeURIComponent) where they are free text.
+ */
+export const IDENTITY_FROM_SIDECAR: ReadonlyArray<{
+  role: 'client_id' | 'client_name' | 'is_admin' | 'method';
+  header: string;
+  variable: string;
+}> = [
+  { role: 'client_id', header: 'X-Client-Id', variable: '$client_id' },
+  { role: 'client_name', header: 'X-Client-Name', variable: '$client_name' },
+  { role: 'is_admin', header: 'X-Client-Is-Admin', variable: '$client_is_admin' },
+  { role: 'method', header: 'X-Auth-Method', variable: '$client_auth_method' },
+];
+
+/** Sidecar → nginx only, on a 2xx: never forwarded to the app. */
+export const DECISION_FROM_SIDECAR = {
+  /** The API client's row id: the unit of invalidation. */
+  clientRow: 'X-Gateway-Client-Row',
+  /** Unix time (seconds) after which the decision no longer holds (a token's `exp`). */
+  validUntil: 'X-Gateway-Valid-Until',
+} as const;
+
+/** Refusal details the sidecar answers on 401/403, relayed to the caller. */
+export const REFUSAL_FROM_SIDECAR = {
+  challenge: 'WWW-Authenticate',
+  jwtError: 'X-jwt-error',
+} as const;
+
+/**
+ * nginx's control endpoint, served on a unix socket only (never the public port). The sidecar
+ * POSTs to it: `invalidate` with a body of comma-separated client row ids, `invalidate-all`
+ * with an empty body. Both answer 204.
+ */
+export const CONTROL = {
+  invalidate: '/invalidate',
+  invalidateAll: '/invalidate-all',
+  /** nginx proxies this to the sidecar's `/auth`: how the Lua code asks on a miss. */
+  auth: '/auth',
+} as const;
+
+/** PostgreSQL channel on which a change of an API client is announced (payload: row id). */
+export const CLIENT_CHANGES_CHANNEL = 'api_clients_changed';
+
+/** nginx's variable for a response header of the (sub)request's upstream. */
+export function upstreamHeaderVariable(header: string): string {
+  return `$upstream_http_${header.toLowerCase().replaceAll('-', '_')}`;
+}
+
+/** Names inside nginx that the rendered config and the Lua code both use. */
+export const NGINX_NAMES = {
+  /** Prefix of the internal locations that answer nginx's own errors as JSON. */
+  errorLocationPrefix: '/_gateway/errors/',
+  /**
+   * Paths of the public server that never reach the app: the gateway's own prefix, and the
+   * names its auth locations had before they moved to the control socket.
+   */
+  reservedPaths: [
+    { match: '^~', path: '/_gateway/' },
+    { match: '=', path: '/_auth' },
+    { match: '=', path: '/_auth_admin' },
+  ],
+  /** `set` in default.conf: the control socket, as `unix:/path`, for the Lua code. */
+  controlSocketVariable: '$gateway_control_socket',
+  /** Shared dicts: decisions (evicts when full) and revocation markers (never evicts live ones). */
+  decisionsDict: 'gateway_decisions',
+  revocationsDict: 'gateway_revocations',
+  /** `set` in default.conf, read by Lua on a miss: how long a decision may be reused. */
+  maxAgeVariable: '$auth_cache_max_age_ms',
+} as const;
+
+/** The largest `auth_cache.max_age_ms` the settings accept. */
+export const MAX_AGE_LIMIT_MS = 3_600_000;
+
+/** Methods the gateway passes on; any other is answered 405 before authentication. */
+export const ALLOWED_METHODS: readonly string[] = [
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'OPTIONS',
+];

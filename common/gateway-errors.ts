@@ -1,0 +1,116 @@
+/**
+ * The answers nginx gives itself (not the sidecar's, not the app's), in the one error shape
+ * `{"errors":[{code,message}]}`. Rendered into default.conf's error locations and generated
+ * into the Lua contract, so both say exactly the same.
+ */
+export interface GatewayAnswer {
+  status: number;
+  code: string;
+  message: string;
+}
+
+/** nginx's own error statuses → the JSON answer; `answerStatus` when nginx's code is internal. */
+export const NGINX_ERROR_PAGES: ReadonlyArray<GatewayAnswer & { nginxStatus: number }> = [
+  {
+    nginxStatus: 400,
+    status: 400,
+    code: 'BAD_REQUEST',
+    message: 'The request is malformed (for example a repeated Authorization header).',
+  },
+  { nginxStatus: 404, status: 404, code: 'NOT_FOUND', message: 'No such path on this gateway.' },
+  {
+    nginxStatus: 405,
+    status: 405,
+    code: 'METHOD_NOT_ALLOWED',
+    message: 'This method is not allowed.',
+  },
+  { nginxStatus: 408, status: 408, code: 'REQUEST_TIMEOUT', message: 'The request took too long.' },
+  {
+    nginxStatus: 411,
+    status: 411,
+    code: 'LENGTH_REQUIRED',
+    message: 'The request body needs a Content-Length.',
+  },
+  { nginxStatus: 413, status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'The request body is too large.' },
+  { nginxStatus: 414, status: 414, code: 'URI_TOO_LONG', message: 'The request URI is too long.' },
+  // nginx's internal 494 "request header too large" is answered with the standard 431.
+  {
+    nginxStatus: 494,
+    status: 431,
+    code: 'HEADERS_TOO_LARGE',
+    message: 'The request headers are too large.',
+  },
+  // 497: plain HTTP sent to the HTTPS port.
+  {
+    nginxStatus: 497,
+    status: 400,
+    code: 'HTTPS_REQUIRED',
+    message: 'This port speaks HTTPS only.',
+  },
+  { nginxStatus: 500, status: 500, code: 'INTERNAL', message: 'Internal error.' },
+  {
+    nginxStatus: 501,
+    status: 501,
+    code: 'NOT_IMPLEMENTED',
+    message: 'The request uses a feature this gateway does not implement (for example a transfer encoding).',
+  },
+  {
+    nginxStatus: 502,
+    status: 502,
+    code: 'UPSTREAM_UNAVAILABLE',
+    message: 'The service behind the gateway is unavailable; try again later.',
+  },
+  {
+    nginxStatus: 503,
+    status: 503,
+    code: 'AUTH_UNAVAILABLE',
+    message: 'The authentication service is unavailable; try again later.',
+  },
+  {
+    nginxStatus: 504,
+    status: 504,
+    code: 'UPSTREAM_TIMEOUT',
+    message: 'The service behind the gateway did not answer in time; try again later.',
+  },
+  {
+    nginxStatus: 505,
+    status: 505,
+    code: 'HTTP_VERSION_NOT_SUPPORTED',
+    message: 'This HTTP version is not supported.',
+  },
+];
+
+/** Answers the Lua access code gives itself. */
+export const LUA_ANSWERS = {
+  badHeader: {
+    status: 400,
+    code: 'BAD_HEADER',
+    message: 'A request header contains control characters.',
+  },
+  tooManyHeaders: {
+    status: 431,
+    code: 'HEADERS_TOO_LARGE',
+    message: 'The request has too many headers.',
+  },
+  methodNotAllowed: {
+    status: 405,
+    code: 'METHOD_NOT_ALLOWED',
+    message: 'This method is not allowed.',
+  },
+  unauthorized: { status: 401, code: 'UNAUTHORIZED', message: 'Authentication is required.' },
+  forbidden: {
+    status: 403,
+    code: 'FORBIDDEN',
+    message: 'The credential does not allow this request.',
+  },
+  authUnavailable: {
+    status: 503,
+    code: 'AUTH_UNAVAILABLE',
+    message: 'The authentication service is unavailable; try again later.',
+  },
+} as const satisfies Record<string, GatewayAnswer>;
+
+/** The JSON body of an answer. */
+export function answerBody(answer: Pick<GatewayAnswer, 'code' | 'message'>): string {
+  return JSON.stringify({ errors: [{ code: answer.code, message: answer.message }] });
+}

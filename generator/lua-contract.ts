@@ -1,0 +1,80 @@
+import {
+  ALLOWED_METHODS,
+  CONTROL,
+  DECISION_FROM_SIDECAR,
+  DECISION_VARIABLES,
+  FORWARDED_TO_SIDECAR,
+  IDENTITY_FROM_SIDECAR,
+  MAX_AGE_LIMIT_MS,
+  NGINX_NAMES,
+  REFUSAL_FROM_SIDECAR,
+  REQUIRE_ADMIN_HEADER,
+} from '../common/contract.js';
+import { answerBody, type GatewayAnswer, LUA_ANSWERS, NGINX_ERROR_PAGES } from '../common/gateway-errors.js';
+
+/** Where the generated module lives, relative to the package root. */
+export const LUA_CONTRACT_PATH = 'lua/gateway/contract.lua';
+
+/** A Lua string literal; only printable ASCII is ever generated, so JSON's escapes are Lua's. */
+function str(value: string): string {
+  if (!/^[\x20-\x7e]*$/.test(value)) throw new Error(`not printable ASCII: ${JSON.stringify(value)}`);
+  return JSON.stringify(value);
+}
+
+const bare = (variable: string) => variable.replace(/^\$/, '');
+
+function answer(a: GatewayAnswer): string {
+  return `{ status = ${a.status}, body = ${str(answerBody(a))} }`;
+}
+
+function snake(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+/**
+ * `lua/gateway/contract.lua`, generated from common/contract.ts and common/gateway-errors.ts so
+ * the Lua code never repeats a name or an error text. Committed; a test fails on drift.
+ */
+export function renderLuaContract(): string {
+  const badRequest = NGINX_ERROR_PAGES.find((p) => p.nginxStatus === 400)!;
+  const answers = [
+    ...Object.entries(LUA_ANSWERS).map(([name, a]) => `    ${snake(name)} = ${answer(a)},`),
+    `    bad_request = ${answer(badRequest)},`,
+  ];
+  const lines = [
+    '-- Generated from common/contract.ts and common/gateway-errors.ts by',
+    '-- generator/lua-contract.ts: do not edit (UPDATE_GOLDEN=1 npx vitest run test/lua rewrites it).',
+    'return {',
+    '  dicts = {',
+    `    decisions = ${str(NGINX_NAMES.decisionsDict)},`,
+    `    revocations = ${str(NGINX_NAMES.revocationsDict)},`,
+    '  },',
+    `  auth_path = ${str(CONTROL.auth)},`,
+    `  control_socket_variable = ${str(bare(NGINX_NAMES.controlSocketVariable))},`,
+    '  forwarded = {',
+    ...FORWARDED_TO_SIDECAR.map((row) => `    { ${str(row.header)}, ${str(bare(row.variable))} },`),
+    '  },',
+    `  require_admin_header = ${str(REQUIRE_ADMIN_HEADER)},`,
+    `  max_age_variable = ${str(bare(NGINX_NAMES.maxAgeVariable))},`,
+    `  max_age_limit_s = ${MAX_AGE_LIMIT_MS / 1000},`,
+    `  decision_variables = { ${DECISION_VARIABLES.map((v) => str(bare(v))).join(', ')} },`,
+    '  identity_headers = {',
+    ...IDENTITY_FROM_SIDECAR.map((row) => `    ${row.role} = ${str(row.header)},`),
+    '  },',
+    '  identity_variables = {',
+    ...IDENTITY_FROM_SIDECAR.map((row) => `    ${row.role} = ${str(bare(row.variable))},`),
+    '  },',
+    '  decision = {',
+    `    client_row = ${str(DECISION_FROM_SIDECAR.clientRow)},`,
+    `    valid_until = ${str(DECISION_FROM_SIDECAR.validUntil)},`,
+    '  },',
+    `  refusal_headers = { ${Object.values(REFUSAL_FROM_SIDECAR).map(str).join(', ')} },`,
+    `  allowed_methods = { ${ALLOWED_METHODS.map(str).join(', ')} },`,
+    '  answers = {',
+    ...answers,
+    '  },',
+    '}',
+    '',
+  ];
+  return lines.join('\n');
+}

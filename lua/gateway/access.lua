@@ -1,0 +1,172 @@
+-- The access phase of every request: request checks, then the decision cache, then (on a
+-- miss) the sidecar through an internal subrequest. Fails closed: whatever is not a clear
+-- "yes" from the cache or the sidecar is refused.
+local contract = require("gateway.contract")
+local cache = require("gateway.cache")
+local entry = require("gateway.entry")
+local keying = require("gateway.keying")
+local request_check = require("gateway.request_check")
+local respond = require("gateway.respond")
+local sidecar = require("gateway.sidecar_client")
+
+local M = {}
+
+local ALLOWED = request_check.set_of(contract.allowed_methods)
+local ALLOW_HEADER = table.concat(contract.allowed_methods, ", ")
+local MAX_HEADERS = 100
+-- Only guards against nginx itself stalling: the sidecar's timeout is nginx's, on the socket.
+local ASK_TIMEOUT_MS = 65000
+local answers = contract.answers
+
+local function refuse(answer, headers)
+  return respond.json(answer.status, answer.body, headers)
+end
+
+local function decision_inputs()
+  local values = {}
+  local names = contract.decision_variables
+  for i = 1, #names do
+    values[i] = ngx.var[names[i]] or ""
+  end
+  return values
+end
+
+local function use(identity)
+  local var = ngx.var
+  local v = contract.identity_variables
+  var[v.client_id] = identity.client_id
+  var[v.client_name] = identity.client_name
+  var[v.is_admin] = identity.is_admin
+  var[v.method] = identity.method
+end
+
+local function lower(name)
+  return name:lower()
+end
+
+-- Response header names as the client stores them (lower case), computed once.
+local IDENTITY = {}
+for role, name in pairs(contract.identity_headers) do
+  IDENTITY[role] = lower(name)
+end
+local CLIENT_ROW = lower(contract.decision.client_row)
+local VALID_UNTIL = lower(contract.decision.valid_until)
+
+local function identity_from(header)
+  local identity = {
+    row = header[CLIENT_ROW],
+    client_id = header[IDENTITY.client_id],
+    client_name = header[IDENTITY.client_name] or "",
+    is_admin = header[IDENTITY.is_admin],
+    method = header[IDENTITY.method],
+  }
+  -- A "yes" without who it is for is no "yes": refuse rather than pass an anonymous caller.
+  if type(identity.row) ~= "string" or type(identity.client_id) ~= "string"
+      or (identity.is_admin ~= "true" and identity.is_admin ~= "false")
+      or type(identity.method) ~= "string" or type(identity.client_name) ~= "string" then
+    return nil
+  end
+  return identity
+end
+
+-- The sidecar's refusal, relayed: its status, JSON body and challenge headers.
+local function relay_refusal(res)
+  local headers = {}
+  for _, name in ipairs(contract.refusal_headers) do
+    local value = res.header[lower(name)]
+    if type(value) == "string" then
+      headers[name] = value
+    end
+  end
+  local body = res.body
+  if type(body) ~= "string" or body:sub(1, 1) ~= "{" then
+    body = (res.status == 403 and answers.forbidden or answers.unauthorized).body
+  end
+  return respond.json(res.status, body, headers)
+end
+
+-- What the sidecar is told: the caller's credential and nginx's settings, nothing else of
+-- the caller's request (so no caller-supplied header can pose as a setting).
+local function question(credential, admin)
+  local headers = {}
+  local forwarded = contract.forwarded
+  for i = 1, #forwarded do
+    local value = ngx.var[forwarded[i][2]]
+    -- An empty setting is not sent: the sidecar reads absence as the setting's default.
+    if value and value ~= "" then
+      headers[#headers + 1] = { forwarded[i][1], value }
+    end
+  end
+  if credential then
+    headers[#headers + 1] = { "Authorization", credential }
+  end
+  if admin then
+    headers[#headers + 1] = { contract.require_admin_header, "true" }
+  end
+  return headers
+end
+
+local function check(admin)
+  if not ALLOWED[ngx.req.get_method()] then
+    return refuse(answers.method_not_allowed, { Allow = ALLOW_HEADER })
+  end
+  local headers, truncated = ngx.req.get_headers(MAX_HEADERS, true)
+  if truncated then
+    return refuse(answers.too_many_headers)
+  end
+  if request_check.has_control_bytes(headers) then
+    return refuse(answers.bad_header)
+  end
+
+  local credential = ngx.var.http_authorization
+  local max_age_ms = ngx.var[contract.max_age_variable]
+  local key = nil
+  -- Admin decisions are never reused: management is rare and must see every change at once.
+  if not admin and credential and tonumber(max_age_ms) and tonumber(max_age_ms) > 0 then
+    key = keying.key(credential, decision_inputs())
+    local identity = cache.get(key)
+    if identity then
+      return use(identity)
+    end
+  end
+
+  -- Taken before asking: a revocation that lands while the sidecar answers is newer than this.
+  ngx.update_time()
+  local asked_at = ngx.now()
+  local res, err = sidecar.ask(ngx.var[contract.control_socket_variable], contract.auth_path,
+    question(credential, admin), ASK_TIMEOUT_MS)
+  if not res then
+    ngx.log(ngx.ERR, "cannot ask the sidecar: ", err)
+    return refuse(answers.auth_unavailable)
+  end
+  local status = res.status
+  if status >= 200 and status < 300 then
+    local identity = identity_from(res.header)
+    if not identity then
+      ngx.log(ngx.ERR, "the sidecar said yes without an identity; refused")
+      return refuse(answers.auth_unavailable)
+    end
+    if key then
+      cache.put(key, identity, asked_at,
+        entry.lifetime(max_age_ms, asked_at, res.header[VALID_UNTIL]))
+    end
+    return use(identity)
+  end
+  if status == 401 or status == 403 then
+    return relay_refusal(res)
+  end
+  -- Sidecar down, frozen (timeout), or answering nonsense: fail closed.
+  return refuse(answers.auth_unavailable)
+end
+
+-- Every location but management: any valid credential.
+function M.caller()
+  return check(false)
+end
+
+-- Management: an admin credential, asked every time.
+function M.admin()
+  return check(true)
+end
+
+return M

@@ -1,0 +1,82 @@
+-- The decision cache in shared memory: "yes" answers only, keyed by keying.key(). Revocation
+-- works by markers, not by finding entries (their keys are hashes of credentials we do not
+-- keep): a marker records when a client (or everything) was revoked, and an entry made before
+-- its client's latest marker is dead. Markers live in their own dict with safe_set, so the
+-- decisions' eviction never takes a marker away while an entry it concerns can still exist.
+local contract = require("gateway.contract")
+local entry = require("gateway.entry")
+
+local M = {}
+
+local decisions = ngx.shared[contract.dicts.decisions]
+local revocations = ngx.shared[contract.dicts.revocations]
+
+local ALL = "*"
+-- The longest lifetime any entry was given: markers must outlive every entry they concern.
+local LONGEST = "longest"
+
+-- The identity kept for `key`, or nil (absent, expired, damaged or revoked).
+function M.get(key)
+  local value = decisions:get(key)
+  if not value then
+    return nil
+  end
+  local created, identity = entry.decode(value)
+  if not created or not entry.fresh(created, revocations:get(identity.row), revocations:get(ALL)) then
+    decisions:delete(key)
+    return nil
+  end
+  return identity
+end
+
+-- Keeps a decision made at `created` for `lifetime` seconds. Eviction of older entries when
+-- the dict is full is fine (they are only answers we can ask for again).
+function M.put(key, identity, created, lifetime)
+  if lifetime <= 0 then
+    return
+  end
+  local value = entry.encode(created, identity)
+  if not value then
+    return
+  end
+  local longest = revocations:get(LONGEST)
+  if not longest or longest < lifetime then
+    revocations:set(LONGEST, lifetime)
+  end
+  decisions:set(key, value, lifetime)
+end
+
+-- How long a marker must live: past the longest entry, plus a second for requests in flight.
+-- Before any entry was stored, the largest lifetime the settings allow.
+local function marker_ttl(fallback_s)
+  return (revocations:get(LONGEST) or fallback_s) + 1
+end
+
+-- Everything decided before now is dead.
+function M.invalidate_all()
+  ngx.update_time()
+  local now = ngx.now()
+  local ok = revocations:safe_set(ALL, now)
+  if not ok then
+    local longest = revocations:get(LONGEST)
+    revocations:flush_all()
+    revocations:set(ALL, now)
+    if longest then
+      revocations:set(LONGEST, longest)
+    end
+  end
+  decisions:flush_all()
+end
+
+-- Every decision about client `row` made before now is dead.
+function M.invalidate(row, fallback_s)
+  ngx.update_time()
+  local ok, err = revocations:safe_set(row, ngx.now(), marker_ttl(fallback_s))
+  if not ok then
+    -- No room for one more marker: revoke everything rather than lose this one.
+    ngx.log(ngx.WARN, "revocation markers full (", err, "); invalidating every decision")
+    M.invalidate_all()
+  end
+end
+
+return M

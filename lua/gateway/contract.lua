@@ -1,0 +1,55 @@
+-- Generated from common/contract.ts and common/gateway-errors.ts by
+-- generator/lua-contract.ts: do not edit (UPDATE_GOLDEN=1 npx vitest run test/lua rewrites it).
+return {
+  dicts = {
+    decisions = "gateway_decisions",
+    revocations = "gateway_revocations",
+  },
+  auth_path = "/auth",
+  control_socket_variable = "gateway_control_socket",
+  forwarded = {
+    { "X-Gateway-Api-Keys-Enabled", "api_keys_enabled" },
+    { "X-Gateway-Oidc-Enabled", "open_id_connect_enabled" },
+    { "X-Gateway-Oidc-Discovery", "oidc_discovery" },
+    { "X-Gateway-Oidc-Ssl-Verify", "oidc_ssl_verify" },
+    { "X-Gateway-Oidc-Accept-Unsupported-Alg", "oidc_accept_unsupported_alg" },
+    { "X-Gateway-Oidc-Accept-None-Alg", "oidc_accept_none_alg" },
+    { "X-Gateway-Oidc-Redirect-Uri", "oidc_redirect_uri" },
+    { "X-Gateway-Oidc-Client-Id-Claim", "oidc_client_id_claim" },
+    { "X-Gateway-Oidc-Client-Name-Claim", "oidc_client_name_claim" },
+    { "X-Gateway-Oidc-Audience", "oidc_audience" },
+    { "X-Original-Method", "request_method" },
+    { "X-Original-URI", "request_uri" },
+  },
+  require_admin_header = "X-Gateway-Require-Admin",
+  max_age_variable = "auth_cache_max_age_ms",
+  max_age_limit_s = 3600,
+  decision_variables = { "api_keys_enabled", "open_id_connect_enabled", "oidc_discovery", "oidc_ssl_verify", "oidc_accept_unsupported_alg", "oidc_accept_none_alg", "oidc_client_id_claim", "oidc_client_name_claim", "oidc_audience" },
+  identity_headers = {
+    client_id = "X-Client-Id",
+    client_name = "X-Client-Name",
+    is_admin = "X-Client-Is-Admin",
+    method = "X-Auth-Method",
+  },
+  identity_variables = {
+    client_id = "client_id",
+    client_name = "client_name",
+    is_admin = "client_is_admin",
+    method = "client_auth_method",
+  },
+  decision = {
+    client_row = "X-Gateway-Client-Row",
+    valid_until = "X-Gateway-Valid-Until",
+  },
+  refusal_headers = { "WWW-Authenticate", "X-jwt-error" },
+  allowed_methods = { "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS" },
+  answers = {
+    bad_header = { status = 400, body = "{\"errors\":[{\"code\":\"BAD_HEADER\",\"message\":\"A request header contains control characters.\"}]}" },
+    too_many_headers = { status = 431, body = "{\"errors\":[{\"code\":\"HEADERS_TOO_LARGE\",\"message\":\"The request has too many headers.\"}]}" },
+    method_not_allowed = { status = 405, body = "{\"errors\":[{\"code\":\"METHOD_NOT_ALLOWED\",\"message\":\"This method is not allowed.\"}]}" },
+    unauthorized = { status = 401, body = "{\"errors\":[{\"code\":\"UNAUTHORIZED\",\"message\":\"Authentication is required.\"}]}" },
+    forbidden = { status = 403, body = "{\"errors\":[{\"code\":\"FORBIDDEN\",\"message\":\"The credential does not allow this request.\"}]}" },
+    auth_unavailable = { status = 503, body = "{\"errors\":[{\"code\":\"AUTH_UNAVAILABLE\",\"message\":\"The authentication service is unavailable; try again later.\"}]}" },
+    bad_request = { status = 400, body = "{\"errors\":[{\"code\":\"BAD_REQUEST\",\"message\":\"The request is malformed (for example a repeated Authorization header).\"}]}" },
+  },
+}

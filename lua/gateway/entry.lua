@@ -1,0 +1,55 @@
+-- A cached decision as stored in the shared dict: one string, no credential in it.
+--   created <TAB> row <TAB> is_admin <TAB> method <TAB> client_id <TAB> client_name
+-- client_id and client_name are percent-encoded by the sidecar, so they never hold a tab.
+local M = {}
+
+local TAB = "\t"
+
+-- Pure. Returns nil when a field could break the format (then the decision is not cached).
+function M.encode(created, identity)
+  local fields = { identity.row, identity.is_admin, identity.method, identity.client_id, identity.client_name }
+  for i = 1, #fields do
+    local value = fields[i]
+    if type(value) ~= "string" or value:find(TAB, 1, true) then
+      return nil
+    end
+  end
+  return string.format("%.3f", created) .. TAB .. table.concat(fields, TAB)
+end
+
+-- Pure. Returns created (number) and the identity table, or nil for a damaged value.
+function M.decode(value)
+  local created, row, is_admin, method, client_id, client_name =
+    value:match("^([^\t]+)\t([^\t]+)\t([^\t]+)\t([^\t]+)\t([^\t]*)\t([^\t]*)$")
+  created = tonumber(created)
+  if not created then
+    return nil
+  end
+  return created,
+    { row = row, is_admin = is_admin, method = method, client_id = client_id, client_name = client_name }
+end
+
+-- Pure: a decision made at `created` still holds unless a revocation of its client, or of
+-- everything, was recorded at or after that moment (ties count as revoked: fail closed).
+function M.fresh(created, client_revoked_at, all_revoked_at)
+  if client_revoked_at and client_revoked_at >= created then
+    return false
+  end
+  if all_revoked_at and all_revoked_at >= created then
+    return false
+  end
+  return true
+end
+
+-- Pure: how long (seconds) a decision made at `now` may be kept; 0 or less: do not keep.
+-- `valid_until` is the Unix time its credential stops being valid (a token's exp), or nil.
+function M.lifetime(max_age_ms, now, valid_until)
+  local lifetime = (tonumber(max_age_ms) or 0) / 1000
+  local until_time = tonumber(valid_until)
+  if until_time and until_time - now < lifetime then
+    lifetime = until_time - now
+  end
+  return lifetime
+end
+
+return M

@@ -1,0 +1,21 @@
+-- The gateway's own answers from Lua: JSON in the one error shape, never cached, never sniffed.
+-- HSTS comes from default.conf's server-level add_header, which applies to these answers too.
+local M = {}
+
+-- Sends `body` (JSON text) with `status` and the given extra headers, and ends the request.
+function M.json(status, body, headers)
+  ngx.status = status
+  ngx.header["Content-Type"] = "application/json"
+  ngx.header["Cache-Control"] = "no-store"
+  ngx.header["X-Content-Type-Options"] = "nosniff"
+  if headers then
+    for name, value in pairs(headers) do
+      ngx.header[name] = value
+    end
+  end
+  ngx.header["Content-Length"] = #body
+  ngx.print(body)
+  return ngx.exit(status)
+end
+
+return M

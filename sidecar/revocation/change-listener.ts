@@ -1,0 +1,130 @@
+import pg from 'pg';
+import { CLIENT_CHANGES_CHANNEL } from '../../common/contract.js';
+import type { Logger } from '../log.js';
+import type { DecisionInvalidator } from './nginx-control.js';
+
+export interface ChangeListenerOptions {
+  databaseUrl: string;
+  invalidator: DecisionInvalidator;
+  log: Logger;
+  /** Longest wait between reconnection attempts. */
+  maxBackoffMs?: number;
+}
+
+/**
+ * LISTENs on its own connection for changes of API clients (a trigger NOTIFYs the row id on
+ * every UPDATE or DELETE, whichever sidecar made it) and invalidates this sidecar's nginx.
+ * Notifications sent while the connection is down are lost, so every (re)connection starts
+ * by invalidating everything: after a gap, nothing decided before it is trusted.
+ */
+export class ChangeListener {
+  private client: pg.Client | null = null;
+  private stopped = false;
+  private pending = new Set<number>();
+  private flushing = false;
+  private attempt = 0;
+  private timer: NodeJS.Timeout | null = null;
+  /** Resolves once the first LISTEN is in place (or the listener is stopped). */
+  readonly ready: Promise<void>;
+  private markReady: () => void = () => {};
+  /** Connections made so far (tests and metrics read it). */
+  connections = 0;
+
+  constructor(private readonly options: ChangeListenerOptions) {
+    this.ready = new Promise((resolve) => {
+      this.markReady = resolve;
+    });
+  }
+
+  start(): void {
+    void this.connect();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.markReady();
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => {});
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    const { log, invalidator } = this.options;
+    const client = new pg.Client({
+      connectionString: this.options.databaseUrl,
+      connectionTimeoutMillis: 3_000,
+      application_name: 'gateway-sidecar-listen',
+      // Notices a dead peer without waiting for the next notification.
+      keepAlive: true,
+    });
+    client.on('error', (err) => this.lost(client, err));
+    client.on('end', () => this.lost(client, new Error('connection ended')));
+    client.on('notification', (message) => {
+      const id = Number(message.payload);
+      if (Number.isSafeInteger(id) && id > 0) this.enqueue(id);
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CLIENT_CHANGES_CHANNEL}`);
+    } catch (err) {
+      await client.end().catch(() => {});
+      this.retry(err as Error);
+      return;
+    }
+    if (this.stopped) {
+      await client.end().catch(() => {});
+      return;
+    }
+    this.client = client;
+    this.connections += 1;
+    const reconnected = this.attempt > 0 || this.connections > 1;
+    this.attempt = 0;
+    // Whatever changed while nobody listened: nothing decided before now is trusted.
+    await invalidator.all();
+    if (reconnected) log.info('listening for API client changes again; every decision invalidated');
+    else log.info('listening for API client changes');
+    this.markReady();
+  }
+
+  private lost(client: pg.Client, err: Error): void {
+    if (this.client !== client) return;
+    this.client = null;
+    client.end().catch(() => {});
+    if (this.stopped) return;
+    this.options.log.warn('lost the LISTEN connection; reconnecting', { error: err.message });
+    this.retry(err);
+  }
+
+  private retry(err: Error): void {
+    if (this.stopped) return;
+    this.attempt += 1;
+    const delay = Math.min(100 * 2 ** (this.attempt - 1), this.options.maxBackoffMs ?? 2_000);
+    if (this.attempt === 1 || this.attempt % 10 === 0) {
+      this.options.log.warn('cannot LISTEN for API client changes; retrying', {
+        attempt: this.attempt,
+        delay,
+        error: err.message,
+      });
+    }
+    this.timer = setTimeout(() => void this.connect(), delay);
+  }
+
+  /** Notifications of one turn of the event loop go to nginx in one request. */
+  private enqueue(id: number): void {
+    this.pending.add(id);
+    if (this.flushing) return;
+    this.flushing = true;
+    setImmediate(() => void this.flush());
+  }
+
+  private async flush(): Promise<void> {
+    while (this.pending.size > 0) {
+      const ids = [...this.pending];
+      this.pending.clear();
+      await this.options.invalidator.clients(ids);
+    }
+    this.flushing = false;
+  }
+}

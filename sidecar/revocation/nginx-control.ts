@@ -1,0 +1,77 @@
+import { request } from 'node:http';
+import { CONTROL } from '../../common/contract.js';
+import type { Logger } from '../log.js';
+
+/** Tells this sidecar's own nginx that decisions are no longer valid. */
+export interface DecisionInvalidator {
+  /** Decisions about these API clients (row ids) are dead. Never throws. */
+  clients(ids: readonly number[]): Promise<boolean>;
+  /** Every decision is dead (after lost notifications). Never throws. */
+  all(): Promise<boolean>;
+}
+
+/** No nginx to tell (the sidecar runs alone, e.g. in tests): nothing to invalidate. */
+export const NO_INVALIDATOR: DecisionInvalidator = {
+  clients: async () => true,
+  all: async () => true,
+};
+
+const TIMEOUT_MS = 2_000;
+
+/**
+ * nginx's control endpoint on a unix socket (never the public port). A failure is logged and
+ * reported, never thrown: the change is committed already, and the decisions' lifetime bounds
+ * how long nginx can go on using them.
+ */
+export class NginxControl implements DecisionInvalidator {
+  constructor(
+    private readonly socketPath: string,
+    private readonly log: Logger,
+  ) {}
+
+  clients(ids: readonly number[]): Promise<boolean> {
+    if (ids.length === 0) return Promise.resolve(true);
+    return this.post(CONTROL.invalidate, ids.join(','));
+  }
+
+  all(): Promise<boolean> {
+    return this.post(CONTROL.invalidateAll, '');
+  }
+
+  private post(path: string, body: string): Promise<boolean> {
+    return new Promise((resolve) => {
+      const req = request(
+        {
+          socketPath: this.socketPath,
+          path,
+          method: 'POST',
+          headers: { 'Content-Type': 'text/plain', 'Content-Length': Buffer.byteLength(body) },
+          timeout: TIMEOUT_MS,
+        },
+        (res) => {
+          res.resume();
+          const ok = res.statusCode === 204;
+          if (!ok) this.log.error('nginx refused an invalidation', { path, status: res.statusCode });
+          resolve(ok);
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS} ms`)));
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        // No socket, or nobody behind it: nginx is not running, so it holds no decisions (its
+        // shared memory does not outlive it). Nothing to invalidate.
+        if (err.code === 'ENOENT' || err.code === 'ECONNREFUSED') {
+          this.log.info('nginx is not running; no decisions to invalidate', { path });
+          resolve(true);
+          return;
+        }
+        this.log.error('cannot reach nginx to invalidate decisions', {
+          path,
+          socket: this.socketPath,
+          error: err.message,
+        });
+        resolve(false);
+      });
+      req.end(body);
+    });
+  }
+}
