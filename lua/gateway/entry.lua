@@ -6,13 +6,17 @@ local M = {}
 local TAB = "\t"
 
 -- Pure. Returns nil when a field could break the format (then the decision is not cached).
+local FIELDS = { "row", "is_admin", "method", "client_id", "client_name" }
+
 function M.encode(created, identity)
-  local fields = { identity.row, identity.is_admin, identity.method, identity.client_id, identity.client_name }
-  for i = 1, #fields do
-    local value = fields[i]
+  local fields = {}
+  -- By name, not with #: a missing field must not shorten the list unnoticed.
+  for i = 1, #FIELDS do
+    local value = identity[FIELDS[i]]
     if type(value) ~= "string" or value:find(TAB, 1, true) then
       return nil
     end
+    fields[i] = value
   end
   return string.format("%.3f", created) .. TAB .. table.concat(fields, TAB)
 end

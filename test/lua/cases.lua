@@ -1,0 +1,135 @@
+-- Unit cases for the pure parts of lua/gateway, run inside nginx (the real LuaJIT and ngx API)
+-- by lua.test.ts. Each case returns nothing on success and raises on failure.
+local entry = require("gateway.entry")
+local keying = require("gateway.keying")
+local request_check = require("gateway.request_check")
+local sidecar = require("gateway.sidecar_client")
+
+local cases = {}
+local function case(name, fn)
+  cases[#cases + 1] = { name = name, fn = fn }
+end
+local function eq(actual, expected, what)
+  if actual ~= expected then
+    error((what or "value") .. ": expected " .. tostring(expected) .. ", got " .. tostring(actual), 2)
+  end
+end
+
+local identity = { row = "12", is_admin = "true", method = "apk", client_id = "12", client_name = "Ada%20L" }
+
+case("entry: encode then decode gives back the identity and the time", function()
+  local created, back = entry.decode(entry.encode(1700000000.123, identity))
+  eq(created, 1700000000.123, "created")
+  for k, v in pairs(identity) do
+    eq(back[k], v, k)
+  end
+end)
+
+case("entry: an empty client name survives", function()
+  local id = { row = "1", is_admin = "false", method = "bearer", client_id = "sub", client_name = "" }
+  local _, back = entry.decode(entry.encode(1, id))
+  eq(back.client_name, "", "client_name")
+end)
+
+case("entry: a field with a tab is not encoded (never a shifted identity)", function()
+  local id = { row = "1", is_admin = "false", method = "apk", client_id = "a\tb", client_name = "x" }
+  eq(entry.encode(1, id), nil)
+end)
+
+case("entry: a missing field is not encoded", function()
+  eq(entry.encode(1, { row = "1", is_admin = "false", method = "apk", client_id = "1" }), nil)
+end)
+
+case("entry: damaged values decode to nil", function()
+  eq(entry.decode("garbage"), nil)
+  eq(entry.decode("x\t1\ttrue\tapk\t1\tn"), nil)
+  eq(entry.decode("1\t1\ttrue\tapk\t1"), nil)
+end)
+
+case("entry.fresh: a revocation at or after the decision kills it; before, it does not", function()
+  eq(entry.fresh(100, nil, nil), true, "no marker")
+  eq(entry.fresh(100, 99.999, nil), true, "older client marker")
+  eq(entry.fresh(100, 100, nil), false, "same instant")
+  eq(entry.fresh(100, 100.001, nil), false, "newer client marker")
+  eq(entry.fresh(100, nil, 99), true, "older global marker")
+  eq(entry.fresh(100, nil, 100), false, "same-instant global marker")
+  eq(entry.fresh(100, 50, 150), false, "newer global marker")
+end)
+
+case("entry.lifetime: max age, capped by valid_until, never negative use", function()
+  eq(entry.lifetime("30000", 1000, nil), 30, "max age")
+  eq(entry.lifetime("30000", 1000, "1010"), 10, "exp first")
+  eq(entry.lifetime("30000", 1000, "5000"), 30, "max age first")
+  eq(entry.lifetime("30000", 1000, "999") <= 0, true, "already expired")
+  eq(entry.lifetime("0", 1000, nil), 0, "off")
+  eq(entry.lifetime(nil, 1000, nil), 0, "unset")
+  eq(entry.lifetime("30000", 1000, "not a number"), 30, "unreadable exp ignored")
+end)
+
+case("keying: material separates credential and settings unambiguously", function()
+  local a = keying.material("apk 1.x", { "true", "false" })
+  local b = keying.material("apk 1.x\0true", { "false" })
+  eq(a == b, true, "NUL cannot occur in a header, so equal material needs equal inputs")
+  eq(keying.material("k", { "true" }) ~= keying.material("k", { "false" }), true, "settings matter")
+end)
+
+case("keying: the key is a keyed hash, not the credential", function()
+  keying.set_secret_for_tests("secret-one")
+  local k1 = keying.key("apk 1.supersecret", { "true" })
+  eq(#k1, 21, "d + 20 bytes")
+  eq(k1:find("supersecret", 1, true), nil, "credential absent")
+  eq(keying.key("apk 1.supersecret", { "true" }), k1, "deterministic")
+  eq(keying.key("apk 1.supersecreT", { "true" }) ~= k1, true, "one byte changes it")
+  eq(keying.key("apk 1.supersecret", { "false" }) ~= k1, true, "settings change it")
+  keying.set_secret_for_tests("secret-two")
+  eq(keying.key("apk 1.supersecret", { "true" }) ~= k1, true, "another secret, another key")
+end)
+
+case("request_check: control bytes in any header value are found", function()
+  eq(request_check.has_control_bytes({ a = "plain", b = "tab\tok" }), false, "tab is allowed")
+  eq(request_check.has_control_bytes({ a = "x\1y" }), true, "SOH")
+  eq(request_check.has_control_bytes({ a = "x\127" }), true, "DEL")
+  eq(request_check.has_control_bytes({ a = "x\0" }), true, "NUL")
+  eq(request_check.has_control_bytes({ a = { "ok", "bad\27" } }), true, "repeated header")
+  eq(request_check.has_control_bytes({ a = "caf\195\169" }), false, "UTF-8 is not control")
+end)
+
+case("sidecar_client: requests refuse values that could split them", function()
+  local req = sidecar.build_request("/auth", { { "Authorization", "apk 1.x" }, { "X-A", "b" } })
+  eq(req, "GET /auth HTTP/1.1\r\nHost: gateway-sidecar\r\nAuthorization: apk 1.x\r\nX-A: b\r\n\r\n")
+  eq(sidecar.build_request("/auth", { { "Authorization", "a\r\nX-Admin: true" } }), nil, "CRLF")
+  eq(sidecar.build_request("/auth", { { "Authorization", "a\nb" } }), nil, "LF")
+  eq(sidecar.build_request("/auth", { { "Bad Name", "x" } }), nil, "name with space")
+end)
+
+case("sidecar_client: status lines, header lines and chunk sizes", function()
+  eq(sidecar.parse_status("HTTP/1.1 204 No Content"), 204)
+  eq(sidecar.parse_status("HTTP/1.0 401 Unauthorized"), 401)
+  eq(sidecar.parse_status("HTTP/2 200"), nil)
+  eq(sidecar.parse_status("garbage"), nil)
+  eq(sidecar.parse_status(nil), nil)
+  local name, value = sidecar.parse_header("X-Client-Id:  42 ")
+  eq(name, "x-client-id")
+  eq(value, "42")
+  eq(sidecar.parse_header("no colon"), nil)
+  eq(sidecar.parse_chunk_size("1a"), 26)
+  eq(sidecar.parse_chunk_size("0"), 0)
+  eq(sidecar.parse_chunk_size("ff;ext=1"), 255)
+  eq(sidecar.parse_chunk_size("zz"), nil)
+  eq(sidecar.parse_chunk_size("123456789"), nil, "too long")
+end)
+
+case("request_check.set_of", function()
+  local set = request_check.set_of({ "GET", "POST" })
+  eq(set.GET, true)
+  eq(set.DELETE, nil)
+end)
+
+return function()
+  local results = {}
+  for i = 1, #cases do
+    local ok, err = pcall(cases[i].fn)
+    results[#results + 1] = { name = cases[i].name, ok = ok, error = ok and nil or tostring(err) }
+  end
+  return results
+end
