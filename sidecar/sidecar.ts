@@ -64,6 +64,9 @@ export async function startSidecar(
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      // Once nobody can ask this sidecar, nginx must not go on answering from what it said:
+      // every request then fails closed until a sidecar is back.
+      await invalidator.all();
       await pool.end();
     },
   };

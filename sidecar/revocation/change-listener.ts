@@ -14,8 +14,8 @@ export interface ChangeListenerOptions {
 /**
  * LISTENs on its own connection for changes of API clients (a trigger NOTIFYs the row id on
  * every UPDATE or DELETE, whichever sidecar made it) and invalidates this sidecar's nginx.
- * Notifications sent while the connection is down are lost, so every (re)connection starts
- * by invalidating everything: after a gap, nothing decided before it is trusted.
+ * Notifications sent while the connection is down are lost, so losing it and every
+ * (re)connection invalidate everything: after a gap, nothing decided before it is trusted.
  */
 export class ChangeListener {
   private client: pg.Client | null = null;
@@ -93,7 +93,12 @@ export class ChangeListener {
     this.client = null;
     client.end().catch(() => {});
     if (this.stopped) return;
-    this.options.log.warn('lost the LISTEN connection; reconnecting', { error: err.message });
+    this.options.log.warn('lost the LISTEN connection; every decision invalidated, reconnecting', {
+      error: err.message,
+    });
+    // Deaf from now on: nothing nginx holds can be revoked until we listen again, so drop it
+    // all now (and again once back, for what was decided in between).
+    void this.options.invalidator.all();
     this.retry(err);
   }
 

@@ -1,10 +1,8 @@
 import { X509Certificate } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { chmod, lstat, mkdir, mkdtemp, readFile, readlink, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { gatewayHome } from '../../native/home.js';
 import { locateNginx } from '../../native/nginx.js';
 import { http } from '../support/http.js';
 import { startNativeStack } from '../support/native-stack.js';
@@ -58,24 +56,6 @@ describe('native gateway homes', () => {
       if (target) await rm(target, { recursive: true, force: true });
       await rm(outer, { recursive: true, force: true });
     }
-  }, 120_000);
-
-  test('the auth cache lives in memory while the gateway runs and is gone when it stops', async () => {
-    const stack = await startNativeStack();
-    const cacheDir = gatewayHome(stack.home).authCache;
-    try {
-      expect(cacheDir.startsWith('/dev/shm/')).toBe(existsSync('/dev/shm'));
-      const res = await http(`${stack.baseUrl}/api`, {
-        headers: { Authorization: `apk ${stack.adminKey}` },
-        tls: { ...(await stack.tls()) },
-        connectTo: '127.0.0.1',
-      });
-      expect(res.status).toBe(200);
-      expect(existsSync(cacheDir)).toBe(true);
-    } finally {
-      await stack.close();
-    }
-    expect(existsSync(cacheDir)).toBe(false);
   }, 120_000);
 
   test('without nginx the run command names the package to install', () => {

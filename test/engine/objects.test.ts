@@ -247,7 +247,8 @@ describe('whoami shows the gateway identity', () => {
     const behind = await raw(e.url, 'GET', '/resources/json/service/whoami', {
       session,
       headers: {
-        'X-Client-Id': '42',
+        // Both percent-encoded by the gateway (a bearer subject may hold any character).
+        'X-Client-Id': 'user%40idp',
         'X-Client-Name': 'Z%C3%BCrich%20ops',
         'X-Client-Is-Admin': 'true',
       },
@@ -255,7 +256,12 @@ describe('whoami shows the gateway identity', () => {
     expect(behind.json.result).toEqual({
       type: 'Identity',
       user: expect.objectContaining({ type: 'User', name: 'admin' }),
-      gateway: { type: 'GatewayIdentity', clientId: '42', clientName: 'Zürich ops', isAdmin: true },
+      gateway: {
+        type: 'GatewayIdentity',
+        clientId: 'user@idp',
+        clientName: 'Zürich ops',
+        isAdmin: true,
+      },
     });
     const direct = await raw(e.url, 'GET', '/resources/json/service/whoami', { session });
     expect(direct.json.result.gateway).toBeNull();

@@ -18,7 +18,7 @@ export interface Stack {
   readonly fqdn: string;
   /** The bootstrap admin key printed on first start. */
   readonly adminKey: string;
-  /** How long nginx may reuse an auth answer: the revocation bound through nginx (ms). */
+  /** After DELETE answered through this stack, how long nginx may still pass the key (ms): 0, as revocation is pushed. */
   readonly revocationBoundMs: number;
   /** Host path of the configuration directory the proxy reads (`/etc/config` in the container). */
   readonly configDir: string;
