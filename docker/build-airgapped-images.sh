@@ -217,13 +217,14 @@ build_base_node() {
 build_base_nginx_node() {
   local t0
   t0="$(now)"
-  log "nginx-light from Debian on ${BASE_NODE}"
+  log "nginx-light and its Lua module from Debian on ${BASE_NODE}"
   podman build --quiet --format docker --pull=never \
     --label "gw.recipe=${NGINX_RECIPE}" -t "$BASE_NGINX_NODE" -f - "$WORK" >/dev/null <<EOF
 FROM ${BASE_NODE}
 RUN export DEBIAN_FRONTEND=noninteractive \\
  && apt-get update -qq \\
- && apt-get install -y -qq --no-install-recommends nginx-light >/dev/null \\
+ && apt-get install -y -qq --no-install-recommends nginx-light libnginx-mod-http-lua \\
+      lua-resty-core lua-resty-lrucache lua-cjson >/dev/null \\
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt/* /var/log/dpkg.log \\
  && rm -f /etc/nginx/sites-enabled/default
 EOF
@@ -231,6 +232,8 @@ EOF
     grep -qx -- '--with-http_auth_request_module' || die "nginx lacks auth_request"
   podman run --rm "$BASE_NGINX_NODE" nginx -V 2>&1 | tr ' ' '\n' |
     grep -qx -- '--with-http_ssl_module' || die "nginx lacks ssl"
+  podman run --rm "$BASE_NGINX_NODE" test -f /usr/lib/nginx/modules/ngx_http_lua_module.so ||
+    die "nginx lacks the Lua module"
   record "$BASE_NGINX_NODE" "$(elapsed "$t0")"
 }
 

@@ -42,16 +42,10 @@ if [[ "$config_owner" != 0:0 ]]; then
 fi
 gateway-config check "$CONFIG_DIR"
 
-# nginx caches the sidecar's answers keyed by the credential (proxy_cache_path in default.conf,
-# default /var/cache/gateway-auth): that directory belongs on a tmpfs, never on a disk.
-# docker-compose.yml mounts one; say so loudly when a container runs without it.
-for cache_dir in $(awk '$1 == "proxy_cache_path" { gsub(/["\047]/, "", $2); print $2 }' \
-  "$CONFIG_DIR"/nginx/conf.d/*.conf 2>/dev/null); do
-  if [[ "$(stat -f -c %T "$cache_dir" 2>/dev/null)" != tmpfs ]]; then
-    log "WARNING: ${cache_dir} (nginx's auth cache, which holds credentials) is not a tmpfs;" \
-      "mount one there (docker run --tmpfs ${cache_dir}:mode=0700, compose: tmpfs)"
-  fi
-done
+# nginx's control socket (auth_cache.control_socket in default.conf) lives in a volume shared
+# with the gateway container, which invalidates cached decisions through it (compose mounts
+# gateway-control at /run/gateway-control in both). nginx binds it as root, mode 0666.
+mkdir -p /run/gateway-control
 
 gateway-config main-conf "$RUNTIME_DIR" --error-log stderr --access-log stdout \
   --user "$NGINX_WORKER_USER" >/dev/null

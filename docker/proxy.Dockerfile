@@ -21,7 +21,7 @@ COPY . .
 # time from the package root (e.g. sidecar/db/migrations/*.sql), at the same relative paths.
 RUN npm run build \
     && mkdir -p /runtime \
-    && cp -r dist templates /runtime/ \
+    && cp -r dist templates lua /runtime/ \
     && for dir in sidecar engine generator native; do \
          if [ -d "$dir" ]; then find "$dir" -type f ! -name '*.ts' -exec cp --parents -t /runtime {} +; fi; \
        done
@@ -32,16 +32,18 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --no-save --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 
-# --- runtime: nginx (auth_request and ssl modules) and Node for the generator
+# --- runtime: nginx with ssl and Lua (Debian's dynamic module, as natively), and Node for the
+# generator. The air-gapped base has them already; the official Node image gets them here.
 FROM ${PROXY_BASE_IMAGE}
-RUN if ! command -v nginx >/dev/null; then \
+RUN if ! command -v nginx >/dev/null || [ ! -f /usr/lib/nginx/modules/ngx_http_lua_module.so ]; then \
       apt-get update \
-      && apt-get install -y --no-install-recommends nginx-light \
+      && apt-get install -y --no-install-recommends nginx-light libnginx-mod-http-lua \
+           lua-resty-core lua-resty-lrucache lua-cjson \
       && rm -rf /var/lib/apt/lists/*; \
     fi \
     && rm -f /etc/nginx/sites-enabled/default \
-    && nginx -V 2>&1 | grep -q -- --with-http_auth_request_module \
-    && nginx -V 2>&1 | grep -q -- --with-http_ssl_module
+    && nginx -V 2>&1 | grep -q -- --with-http_ssl_module \
+    && test -f /usr/lib/nginx/modules/ngx_http_lua_module.so
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=deps /app/node_modules node_modules
@@ -57,7 +59,7 @@ RUN printf '#!/bin/sh\nexec node /app/dist/generator/cli.js "$@"\n' >/usr/local/
 EXPOSE 443
 STOPSIGNAL SIGQUIT
 # Healthy when nginx completes a TLS handshake on its port. No HTTP request: every location is
-# behind auth_request, so a request would reach the sidecar (and fill the access log) each time.
+# authenticated, so a request would reach the sidecar (and fill the access log) each time.
 HEALTHCHECK --interval=5s --timeout=3s --start-period=60s --retries=3 \
   CMD node /usr/local/lib/gateway/healthcheck.mjs "tls://127.0.0.1:${GATEWAY_HTTPS_PORT:-443}"
 ENTRYPOINT ["/usr/local/bin/proxy-entrypoint"]

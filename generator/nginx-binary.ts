@@ -52,3 +52,17 @@ export async function testNginxConfig(nginx: string, configDir: string): Promise
     await rm(runtimeDir, { recursive: true, force: true });
   }
 }
+
+/**
+ * True when this nginx can run the gateway's Lua code: Debian's dynamic module is installed,
+ * or the binary has it built in (OpenResty: `nginx -V` names lua-nginx-module).
+ */
+export async function nginxHasLua(nginx: string, moduleFiles: string[]): Promise<boolean> {
+  if (moduleFiles.some((file) => file.endsWith('ngx_http_lua_module.so'))) return true;
+  const output = await new Promise<string>((resolve) => {
+    execFile(nginx, ['-V'], { timeout: 10_000 }, (_err, stdout, stderr) =>
+      resolve(`${stdout}${stderr}`),
+    );
+  });
+  return /lua-nginx-module|http_lua_module/.test(output);
+}

@@ -3,10 +3,12 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import {
   checkConfigDir,
+  detectModules,
   ensureConfigDir,
   LAYOUT,
   loadSettings,
   nginxArgs,
+  nginxHasLua,
   writeMainConf,
 } from '../generator/index.js';
 import { Child } from './child.js';
@@ -43,6 +45,13 @@ export async function startNativeGateway({
   say,
 }: GatewayOptions): Promise<NativeGateway> {
   const nginx = locateNginx(env);
+  if (!(await nginxHasLua(nginx, detectModules()))) {
+    throw new Error(
+      `${nginx} has no Lua module, which the gateway's decision cache needs. On Debian or ` +
+        'Ubuntu: sudo apt-get install libnginx-mod-http-lua lua-resty-core lua-cjson ' +
+        '(or run OpenResty, which has it built in)',
+    );
+  }
   const settings = await loadSettings({
     env,
     defaults: { https_port: DEFAULT_HTTPS_PORT },

@@ -8,7 +8,7 @@ export function locateNginx(env: NodeJS.ProcessEnv, fallbacks = ['/usr/sbin/ngin
   if (found) return found;
   throw new Error(
     'nginx is not installed. On Debian or Ubuntu: sudo apt-get install nginx-light ' +
-      '(any nginx with the ssl and auth_request modules will do)',
+      'libnginx-mod-http-lua lua-resty-core lua-cjson (any nginx with ssl and the Lua module)',
   );
 }
 

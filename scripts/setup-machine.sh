@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One-time set-up of a fresh Debian 12 machine for running and testing the gateway, as root:
-#   - nginx (nginx-light: ssl, http2 and auth_request), openssl, wrk (the benchmark's load);
+#   - nginx (nginx-light: ssl, http2) with its Lua module, openssl, wrk (the benchmark's load);
 #   - the project's npm dependencies (npm ci);
 #   - a Docker-compatible container engine (podman, docker/setup-podman.sh) and the images,
 #     built from Debian and npm packages alone (docker/build-airgapped-images.sh).
@@ -20,7 +20,7 @@ if [[ "$(id -u)" -ne 0 ]]; then
   exit 1
 fi
 
-PACKAGES=(nginx-light openssl ca-certificates wrk)
+PACKAGES=(nginx-light libnginx-mod-http-lua lua-resty-core lua-resty-lrucache lua-cjson openssl ca-certificates wrk)
 missing=()
 for pkg in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$pkg")

@@ -32,8 +32,9 @@ afterAll(async () => {
   await stack?.close();
 }, 120_000);
 
-const call = async (path: string, headers: Record<string, string> = {}) =>
+const call = async (path: string, headers: Record<string, string> = {}, method = 'GET') =>
   http(`${stack.baseUrl}${path}`, {
+    method,
     headers,
     tls: { ...(await stack.tls()) },
     connectTo: '127.0.0.1',
@@ -60,16 +61,20 @@ describe('the images, wired as in docker-compose.yml', () => {
     expect(new Set(users)).toEqual(new Set(['www-data']));
   });
 
-  test("nginx's auth cache (it holds credentials) is a tmpfs that its workers write", async () => {
+  test("decisions live in nginx's shared memory only; the control socket is shared with the gateway alone", async () => {
     const res = await call('/api', apk(stack.adminKey));
     expect(res.status).toBe(200);
-    expect(await sh('proxy', 'stat -f -c %T /var/cache/gateway-auth')).toBe('tmpfs');
-    expect(await sh('proxy', 'stat -c "%U %a" /var/cache/gateway-auth')).toBe('www-data 700');
-    // The 204 just cached: at least one entry file, written by a worker.
-    const owners = await sh('proxy', 'find /var/cache/gateway-auth -type f -exec stat -c %U {} +');
-    expect(owners.split('\n').filter(Boolean).length).toBeGreaterThan(0);
-    expect(new Set(owners.split('\n'))).toEqual(new Set(['www-data']));
-    expect(await stack.logs('proxy')).not.toMatch(/is not a tmpfs/);
+    // No cache directory: nothing nginx keeps about a caller is written to a file.
+    expect(await sh('proxy', 'ls /var/cache/gateway-auth 2>/dev/null | wc -l')).toBe('0');
+    // nginx binds the socket 0666 in the volume both containers mount; the gateway (user node)
+    // reaches it, the published port never does (its /invalidate is an ordinary path).
+    expect(await sh('proxy', 'stat -c %a /run/gateway-control/nginx.sock')).toBe('666');
+    expect(await sh('gateway', 'test -S /run/gateway-control/nginx.sock && echo socket')).toBe(
+      'socket',
+    );
+    expect(await stack.logs('gateway')).toMatch(/listening for API client changes/);
+    // Through the public port /invalidate-all is an ordinary path: authenticated, then the app's.
+    expect((await call('/invalidate-all', {}, 'POST')).status).toBe(401);
   });
 
   test("the proxy's health check sends no request (nothing reaches the sidecar) and passes without it", async () => {
@@ -118,7 +123,6 @@ describe('a configuration folder mounted from the host', () => {
         GATEWAY_SIDECAR_UPSTREAM: '127.0.0.1:9',
       })
       .withBindMounts([{ source: dir, target: '/etc/config' }])
-      .withTmpFs({ '/var/cache/gateway-auth': 'rw,mode=0700' })
       // Published because the image EXPOSEs it (podman reports an unpublished one as unbound).
       .withLoopbackPort(443, await freePort())
       .withStartupTimeout(60_000)

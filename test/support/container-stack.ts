@@ -46,7 +46,8 @@ export interface ContainerStack extends Stack {
 }
 
 const ENGINE_ADMIN_PASSWORD = 'engine-admin-password';
-const AUTH_CACHE = '/var/cache/gateway-auth';
+/** Shared by the proxy and the gateway, as docker-compose.yml's gateway-control volume. */
+const CONTROL_DIR = '/run/gateway-control';
 const KEY_LINE = /NEWLY GENERATED API KEY: (\S+)/;
 const STARTUP_TIMEOUT_MS = 90_000;
 const STOP_ORDER: Service[] = ['proxy', 'app', 'gateway', 'database'];
@@ -55,7 +56,8 @@ const STOP_TIMEOUT_S: Record<Service, number> = { proxy: 5, app: 5, gateway: 5, 
 /**
  * The four images started with testcontainers, wired as docker-compose.yml wires them:
  * service names as network aliases, PostgreSQL on a named volume, the configuration directory
- * a host folder bind-mounted at /etc/config of the proxy, nginx's auth cache on a tmpfs, only
+ * a host folder bind-mounted at /etc/config of the proxy, nginx's control socket in a volume
+ * the proxy and the gateway share, only
  * the proxy's HTTPS port published (on loopback). restart() is `docker compose down` + `up`
  * without -v: new containers, the same volume and configuration directory.
  */
@@ -76,6 +78,7 @@ export async function startContainerStack(
 
   const network = options.network ?? (await createNetwork(id, labels));
   const volume = await createVolume(`${id}-database`, labels);
+  const controlVolume = await createVolume(`${id}-control`, labels);
   const running = new Map<Service, StartedTestContainer>();
   const stopped = new Set<Service>(); // stopped by stopService, not yet removed
   const pastLogs: Record<Service, string> = { proxy: '', gateway: '', app: '', database: '' };
@@ -108,10 +111,14 @@ export async function startContainerStack(
     gateway: base('gateway', IMAGES.gateway)
       .withEnvironment({
         DATABASE_URL: `postgres://gateway:${password}@database:5432/gateway`,
+        NGINX_CONTROL_SOCKET: `${CONTROL_DIR}/nginx.sock`,
         ...options.gatewayEnv,
         ...gatewayEnv,
       })
-      .withBindMounts(options.gatewayBindMounts ?? []),
+      .withBindMounts([
+        { source: controlVolume, target: CONTROL_DIR },
+        ...(options.gatewayBindMounts ?? []),
+      ]),
     app: base('app', IMAGES.app).withEnvironment({
       ENGINE_ADMIN_USER: 'admin',
       ENGINE_ADMIN_PASSWORD,
@@ -122,8 +129,10 @@ export async function startContainerStack(
         GATEWAY_APP_UPSTREAM: 'app:8080',
         GATEWAY_SIDECAR_UPSTREAM: 'gateway:8081',
       })
-      .withBindMounts([{ source: configDir, target: '/etc/config' }])
-      .withTmpFs({ [AUTH_CACHE]: 'rw,mode=0700' })
+      .withBindMounts([
+        { source: configDir, target: '/etc/config' },
+        { source: controlVolume, target: CONTROL_DIR },
+      ])
       .withLoopbackPort(443, port),
   });
 
