@@ -536,3 +536,33 @@ describe('bad inputs get the documented 4xx and the JSON error, never a 500', ()
     }
   });
 });
+
+describe("what the sidecar's HTTP parser refuses is JSON too", () => {
+  /** Raw bytes to the sidecar, the whole answer back. */
+  async function raw(bytes: string): Promise<string> {
+    const { connect } = await import('node:net');
+    const url = new URL(sidecar.url);
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(url.port), url.hostname, () => socket.end(bytes, 'latin1'));
+      let answer = '';
+      socket.on('data', (chunk) => {
+        answer += chunk.toString('latin1');
+      });
+      socket.on('end', () => resolve(answer));
+      socket.on('error', reject);
+    });
+  }
+
+  test.each([
+    ['an unknown method', 'FOO@ / HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['raw UTF-8 in the path', 'GET /v1/management/caf\xc3\xa9 HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['a control byte in a header value', 'GET /auth HTTP/1.1\r\nHost: x\r\nX-A: a\x01b\r\n\r\n'],
+    ['a broken request line', 'GET\r\n\r\n'],
+  ])('%s: 400 with the one error shape, never an empty reply', async (_, bytes) => {
+    const answer = await raw(bytes);
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toMatch(/\r\nContent-Type: application\/json\r\n/);
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    expect(body).toEqual({ errors: [{ code: 'BAD_REQUEST', message: expect.any(String) }] });
+  });
+});
