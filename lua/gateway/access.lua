@@ -147,8 +147,11 @@ local function check(admin)
       return refuse(answers.auth_unavailable)
     end
     if key then
+      -- The lifetime counts from now, when the entry is stored: with a token it then ends at
+      -- exp exactly, however long the sidecar took.
+      ngx.update_time()
       cache.put(key, identity, asked_at,
-        entry.lifetime(max_age_ms, asked_at, res.header[VALID_UNTIL]))
+        entry.lifetime(max_age_ms, ngx.now(), res.header[VALID_UNTIL]))
     end
     return use(identity)
   end
