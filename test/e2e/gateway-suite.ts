@@ -126,6 +126,32 @@ export function gatewaySuite(start: () => Promise<Stack>): void {
       expect(res.json).toEqual({ errors: [expect.objectContaining({ code: 'INVALID_API_KEY' })] });
     });
 
+    test('a key demoted by PUT loses the management API within the revocation bound, caches warm', async () => {
+      const { api_key_id: id, token } = await create({
+        name: uniqueName('demoted'),
+        is_admin: true,
+        generate_api_key: true,
+      });
+      for (let i = 0; i < 5; i += 1)
+        expect((await call(CLIENTS, { headers: apk(token) })).status).toBe(200);
+      const demoted = await call(`${CLIENTS}/${id}`, {
+        method: 'PUT',
+        headers: apk(stack.adminKey),
+        json: { is_admin: false },
+      });
+      expect(demoted.status, demoted.text).toBe(200);
+      expect(demoted.json).toMatchObject({ id, is_admin: false });
+      await expectRevokedWithinBound(
+        async () => (await call(CLIENTS, { headers: apk(token) })).status,
+        Date.now(),
+        stack.revocationBoundMs,
+        403,
+      );
+      // Outside the management API the key still works, now as a non-admin.
+      const who = await call('/api', { headers: apk(token) });
+      expect(who.status).toBe(200);
+    });
+
     test('an unknown key is never served from the cache, even beside a cached valid one', async () => {
       const { api_key_id: id, token } = await create({
         name: uniqueName('warm'),
