@@ -152,6 +152,17 @@ export function gatewaySuite(start: () => Promise<Stack>): void {
       expect(who.status).toBe(200);
     });
 
+    test('a client with a 1024-character name and api_client_id passes with its identity', async () => {
+      const { token } = await create({
+        name: `${uniqueName('long')}-${'n'.repeat(1024)}`.slice(0, 1024),
+        is_admin: false,
+        generate_api_key: true,
+        api_client_id: 's'.repeat(1024),
+      });
+      const res = await call('/api', { headers: apk(token) });
+      expect(res.status, res.text).toBe(200);
+    });
+
     test('an unknown key is never served from the cache, even beside a cached valid one', async () => {
       const { api_key_id: id, token } = await create({
         name: uniqueName('warm'),
