@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import { errorHandler } from './http/error-handler.js';
 import { mountRoutes } from './http/mount.js';
+import { delphixNamespaceAlias } from './http/namespace-alias.js';
 import type { EngineState } from './state.js';
 
 /** The engine's express application over `state`. */
@@ -21,6 +22,7 @@ export function createApp(state: EngineState, log: (line: string) => void): Expr
     res.set('X-Content-Type-Options', 'nosniff');
     next();
   });
+  app.use(delphixNamespaceAlias);
   app.use(mountRoutes(state.routes, state));
   app.use(errorHandler(log));
   return app;

@@ -65,7 +65,9 @@ export async function startEngine(options: EngineOptions = {}): Promise<RunningE
     now,
   };
 
-  const server = createServer(createApp(state, log));
+  // Behind the gateway, X-Client-Id and X-Client-Name are percent-encoded names of up to 1024
+  // characters (12 KB each in the worst case): more than Node's default 16 KB of headers.
+  const server = createServer({ maxHeaderSize: 64 * 1024 }, createApp(state, log));
   server.on('clientError', answerClientError);
   const url = await listen(
     server,

@@ -16,6 +16,7 @@ import {
   type LoginResult,
   type LoginTarget,
   type NegotiatedSession,
+  type PublicSystemInfo,
 } from './types.js';
 import { UsersApi } from './users.js';
 
@@ -124,6 +125,11 @@ export class EngineClient {
   /** The current session as the engine sees it. */
   current(): Promise<ApiSession> {
     return this.call<ApiSession>('GET', '/resources/json/service/session');
+  }
+
+  /** The product and the API versions the engine speaks. */
+  about(): Promise<PublicSystemInfo> {
+    return this.call<PublicSystemInfo>('GET', '/resources/json/service/about');
   }
 
   /** The logged-in user and, behind the gateway, the API client. */

@@ -72,6 +72,14 @@ export interface UserList {
   limit: number;
 }
 
+/** What `about` says of the engine. */
+export interface PublicSystemInfo {
+  type: 'PublicSystemInfo';
+  productName: string;
+  apiVersion: ApiVersion & { type: 'APIVersion' };
+  apiVersions: (ApiVersion & { type: 'APIVersion' })[];
+}
+
 export interface LoginResult {
   type: 'LoginResult';
   user: User;

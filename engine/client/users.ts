@@ -1,7 +1,7 @@
 import type { EngineClient, Query } from './engine-client.js';
 import type { LoginTarget, User, UserInput, UserList } from './types.js';
 
-const COLLECTION = '/resources/json/users';
+const COLLECTION = '/resources/json/service/user';
 
 function objectPath(name: string): string {
   return `${COLLECTION}/${encodeURIComponent(name)}`;
@@ -13,6 +13,11 @@ export class UsersApi {
 
   list(query: { target?: LoginTarget; offset?: number; limit?: number } = {}): Promise<UserList> {
     return this.client.call<UserList>('GET', COLLECTION, { query: query as Query });
+  }
+
+  /** The logged-in user. */
+  current(): Promise<User> {
+    return this.client.call<User>('GET', `${COLLECTION}/current`);
   }
 
   get(name: string): Promise<User> {

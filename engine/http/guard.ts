@@ -5,7 +5,7 @@ import {
   SessionMissingError,
   SessionUnauthenticatedError,
 } from '../errors.js';
-import { readSessionCookie } from '../sessions/cookie.js';
+import { readSessionCookies } from '../sessions/cookie.js';
 import type { Session } from '../sessions/store.js';
 import type { EngineState } from '../state.js';
 import type { StoredUser } from '../users/store.js';
@@ -18,13 +18,27 @@ export interface Caller {
   user: StoredUser | undefined;
 }
 
+/** Whether this call asks to keep a `KEEP_ALIVE_HEADER_ONLY` session alive. */
+function asksKeepAlive(req: IncomingMessage): boolean {
+  return String(req.headers.keepsessionalive ?? '').toLowerCase() === 'true';
+}
+
+/** The first of the client's session ids that names a live session. */
+function liveSession(req: IncomingMessage, ids: readonly string[], state: EngineState) {
+  const refresh = (s: Session) => s.keepAliveMode === 'ALL_REQUESTS' || asksKeepAlive(req);
+  for (const id of ids) {
+    const session = state.sessions.find(id, refresh);
+    if (session) return { sessionId: id, session };
+  }
+  return { sessionId: undefined, session: undefined };
+}
+
 /** Resolves the caller's session and enforces `access`; throws the matching EngineError. */
 export function admit(req: IncomingMessage, access: Access, state: EngineState): Caller {
-  const cookie = readSessionCookie(req);
-  const session = cookie === undefined ? undefined : state.sessions.find(cookie);
-  const sessionId = session ? cookie : undefined;
+  const ids = readSessionCookies(req);
+  const { sessionId, session } = liveSession(req, ids, state);
   if (access === 'none') return { sessionId, session, user: undefined };
-  if (cookie === undefined) throw new SessionMissingError();
+  if (ids.length === 0) throw new SessionMissingError();
   if (!session || sessionId === undefined) throw new SessionInvalidError();
   if (session.userId === null) {
     if (access === 'login') return { sessionId, session, user: undefined };

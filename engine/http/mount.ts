@@ -1,6 +1,12 @@
 import { type Request, type Response, Router } from 'express';
-import { okResult } from '../envelope.js';
-import { EndpointMissingError, MethodNotAllowedError } from '../errors.js';
+import { errorResult, okResult } from '../envelope.js';
+import {
+  EndpointMissingError,
+  MethodNotAllowedError,
+  SessionInvalidError,
+  SessionMissingError,
+  SessionUnauthenticatedError,
+} from '../errors.js';
 import type { FieldDef } from '../schema/fields.js';
 import { translate } from '../schema/translate.js';
 import { parseQuery, parseRecord } from '../schema/validate.js';
@@ -27,9 +33,27 @@ function highestVersion(state: EngineState) {
   return state.settings.versions[0]!;
 }
 
+function isSessionRefusal(err: unknown): boolean {
+  return (
+    err instanceof SessionMissingError ||
+    err instanceof SessionInvalidError ||
+    err instanceof SessionUnauthenticatedError
+  );
+}
+
 async function call(route: RouteSpec, state: EngineState, req: Request, res: Response) {
   // Access first: a caller without a session learns nothing about a call's inputs.
-  const caller = admit(req, route.access, state);
+  let caller: ReturnType<typeof admit>;
+  try {
+    caller = admit(req, route.access, state);
+  } catch (err) {
+    if (!route.probe || !isSessionRefusal(err)) throw err;
+    res
+      .status(200)
+      .set('Cache-Control', 'no-store')
+      .json(errorResult(err as SessionMissingError));
+    return;
+  }
   const raw = bodyOf(req, route.body !== undefined);
   // Before a session exists there is no negotiated version; the newest one validates the input.
   const version = caller.session?.version ?? highestVersion(state);
@@ -42,11 +66,11 @@ async function call(route: RouteSpec, state: EngineState, req: Request, res: Res
     gateway: gatewayIdentity(req),
     secure: servedOverHttps(req, state.settings.cookieSecure),
     version,
-    status: 200,
     setCookie: undefined,
   };
   const result = await route.handler(ctx);
-  res.status(ctx.status).set('Cache-Control', 'no-store');
+  // Success is always 200 with an OKResult, as real engines answer and clients check.
+  res.status(200).set('Cache-Control', 'no-store');
   if (ctx.setCookie !== undefined) res.set('Set-Cookie', ctx.setCookie);
   if (route.result === 'HTML') {
     res.type('html').send(result as string);

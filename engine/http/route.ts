@@ -31,17 +31,22 @@ export interface CallContext {
   readonly secure: boolean;
   /** The version results are translated to; a handler that opens a session sets it. */
   version: ApiVersion;
-  status: number;
   setCookie: string | undefined;
 }
 
 /** One row of the route table: the single source for routing, validation and `GET /api`. */
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'DELETE';
-  /** Express path pattern, e.g. `/resources/json/users/:name`. */
+  /** Express path pattern, e.g. `/resources/json/service/user/:name`. */
   path: string;
   summary: string;
   access: Access;
+  /**
+   * A probe: when the caller's session is missing, dead or not logged in, the refusal still
+   * comes as an ErrorResult but with HTTP 200, as real engines answer `GET session`, so a client
+   * can ask whether it has a session without mistaking the answer for an engine fault.
+   */
+  probe?: boolean;
   /** Query parameters; every GET input comes this way. */
   query?: readonly FieldDef[];
   /** JSON body: the record it must be, and whether it creates (defaults) or updates (partial). */

@@ -1,3 +1,4 @@
+import { DELPHIX_NAMESPACE, SERVICE_NAMESPACE } from '../http/namespace-alias.js';
 import type { RouteSpec } from '../http/route.js';
 import {
   describeVersions,
@@ -14,7 +15,7 @@ function esc(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/** `/resources/json/users/:name` as readers expect it: `/resources/json/users/{name}`. */
+/** `/resources/json/service/user/:name` as readers expect it: `.../user/{name}`. */
 export function displayPath(path: string): string {
   return path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 }
@@ -80,7 +81,7 @@ function routeSection(route: RouteSpec, natives: EngineSettings['versions']): st
   return `<section class="route" id="${esc(anchor(route))}" data-method="${route.method}" data-path="${esc(path)}">
 <h3><code>${route.method} ${esc(path)}</code></h3>
 <p>${esc(route.summary)}</p>
-<p>Access: ${esc(route.access)}. Result: ${route.result === 'HTML' ? 'HTML page' : recordLink(route.result)}.</p>
+<p>Access: ${esc(route.access)}${route.probe ? ' (a probe: session refusals answer HTTP 200)' : ''}. Result: ${route.result === 'HTML' ? 'HTML page' : recordLink(route.result)}.</p>
 ${query}${body}
 </section>`;
 }
@@ -113,6 +114,8 @@ export function renderReference(routes: readonly RouteSpec[], settings: EngineSe
 A session opened at an older minor of a supported major sees only the fields that minor knew; fields it does not know get their defaults when objects are created.</p>
 <p>Every call answers JSON: <code>{"type":"OKResult","status":"OK","result":…,"job":null,"action":null}</code>, or on failure <code>{"type":"ErrorResult","status":"ERROR","error":{"type":"APIError","id":…,"details":…,"action":…,"commandOutput":null,"diagnoses":[…]}}</code>.
 GET takes query parameters only; POST takes a JSON body; every DELETE can also be sent as POST to the same URL with <code>/delete</code> appended.
+Success is always HTTP 200 with an <code>OKResult</code>.
+Every call under <code>${esc(SERVICE_NAMESPACE)}</code> is also served under <code>${esc(DELPHIX_NAMESPACE)}</code>, where Delphix clients send it.
 Access: <code>none</code> needs no session, <code>login</code> any session, <code>user</code> a logged-in session, <code>admin</code> a logged-in administrator.</p>
 <h2>Calls</h2>
 <table><tr><th>Method</th><th>Path</th><th>Access</th></tr>

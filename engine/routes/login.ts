@@ -2,16 +2,18 @@ import { AlreadyAuthenticatedError, LoginFailedError, SessionInvalidError } from
 import type { CallContext, RouteSpec } from '../http/route.js';
 import { LOGIN_REQUEST } from '../schema/records.js';
 import { sessionCookie } from '../sessions/cookie.js';
+import type { KeepAliveMode } from '../sessions/store.js';
 import type { LoginTarget } from '../users/store.js';
 import { userRecord } from '../users/wire.js';
 
 async function login(ctx: CallContext) {
   const session = ctx.session!;
   if (session.userId !== null) throw new AlreadyAuthenticatedError();
-  const { username, password, target } = ctx.body as {
+  const { username, password, target, keepAliveMode } = ctx.body as {
     username: string;
     password: string;
     target: LoginTarget;
+    keepAliveMode: KeepAliveMode;
   };
   const user = await ctx.state.users.authenticate(username, target, password);
   if (!user) throw new LoginFailedError();
@@ -19,6 +21,7 @@ async function login(ctx: CallContext) {
   const id = ctx.state.sessions.rotate(ctx.sessionId!);
   if (id === undefined) throw new SessionInvalidError();
   session.userId = user.id;
+  session.keepAliveMode = keepAliveMode;
   ctx.setCookie = sessionCookie(id, ctx.secure);
   return { type: 'LoginResult', user: userRecord(user) };
 }

@@ -1,6 +1,6 @@
 import { UnsupportedVersionError } from '../errors.js';
 import type { CallContext, RouteSpec } from '../http/route.js';
-import { API_SESSION } from '../schema/records.js';
+import { API_SESSION, normaliseLocale } from '../schema/records.js';
 import { clearedSessionCookie, sessionCookie } from '../sessions/cookie.js';
 import type { Session } from '../sessions/store.js';
 import { type ApiVersion, sessionVersion } from '../versions.js';
@@ -37,7 +37,7 @@ function open(ctx: CallContext) {
   const { id, session } = sessions.create({
     version: sessionVersion(requested, native),
     native,
-    locale: body.locale ?? settings.defaultLocale,
+    locale: body.locale === undefined ? settings.defaultLocale : normaliseLocale(body.locale),
   });
   ctx.version = session.version;
   ctx.setCookie = sessionCookie(id, ctx.secure);
@@ -66,8 +66,10 @@ export const sessionRoutes: readonly RouteSpec[] = [
   {
     method: 'GET',
     path: PATH,
-    summary: 'Returns the current session.',
+    summary:
+      'Returns the current session. Without a logged-in session the refusal is an ErrorResult with HTTP 200, so a client can ask whether it has a session.',
     access: 'user',
+    probe: true,
     result: 'APISession',
     handler: (ctx) => sessionRecord(ctx.session!),
   },

@@ -1,5 +1,6 @@
 import { withDeleteAliases } from '../http/mount.js';
 import type { RouteSpec } from '../http/route.js';
+import { aboutRoutes } from './about.js';
 import { loginRoutes } from './login.js';
 import { referenceRoutes } from './reference.js';
 import { sessionRoutes } from './session.js';
@@ -9,6 +10,7 @@ import { userRoutes } from './users.js';
 export const ROUTES: readonly RouteSpec[] = withDeleteAliases([
   ...sessionRoutes,
   ...loginRoutes,
+  ...aboutRoutes,
   ...userRoutes,
   ...referenceRoutes,
 ]);

@@ -5,8 +5,11 @@ import { USER } from '../schema/user-records.js';
 import type { LoginTarget } from '../users/store.js';
 import { userChanges, userRecord } from '../users/wire.js';
 
-const COLLECTION = '/resources/json/users';
+// Under the session namespace and singular, as real engines name it (`.../delphix/user`).
+const COLLECTION = '/resources/json/service/user';
 const OBJECT = `${COLLECTION}/:name`;
+/** `user/current` names the caller, so no user may be called that. */
+const CURRENT = 'current';
 
 const LIST_QUERY: readonly FieldDef[] = [
   {
@@ -49,12 +52,16 @@ function list(ctx: CallContext) {
 
 async function create(ctx: CallContext) {
   const body = ctx.body!;
+  if (body.name === CURRENT) {
+    throw new InvalidRequestError('The user name "current" is reserved.', [
+      { type: 'Diagnosis', field: 'name', message: 'reserved: user/current names the caller' },
+    ]);
+  }
   const changes = userChanges(body, ctx.version);
   const user = await ctx.state.users.create(body.name as string, {
     ...changes,
     password: body.password as string,
   });
-  ctx.status = 201;
   return userRecord(user);
 }
 
@@ -83,11 +90,20 @@ export const userRoutes: readonly RouteSpec[] = [
   {
     method: 'POST',
     path: COLLECTION,
-    summary: 'Creates a user (administrators only); absent fields get their defaults. Answers 201.',
+    summary:
+      'Creates a user (administrators only) and returns it; absent fields get their defaults. The name "current" is reserved.',
     access: 'admin',
     body: { record: USER, mode: 'create' },
     result: 'User',
     handler: create,
+  },
+  {
+    method: 'GET',
+    path: `${COLLECTION}/${CURRENT}`,
+    summary: 'Returns the logged-in user: what clients read right after login.',
+    access: 'user',
+    result: 'User',
+    handler: (ctx) => userRecord(ctx.user!),
   },
   {
     method: 'GET',

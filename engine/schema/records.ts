@@ -3,7 +3,15 @@ import { USER, USER_LIST } from './user-records.js';
 
 // The API's history lives here and in user-records.ts: every field says which versions know it.
 
-const LOCALE = /^[a-z]{2,3}_[A-Z]{2}$/;
+// Requests may name the locale as the protocol spells it (en_US) or as a BCP 47 tag (en-US, which
+// the Delphix SDKs send); results always spell it <language>_<COUNTRY>.
+const LOCALE = /^[A-Za-z]{2,3}[_-][A-Za-z]{2}$/;
+
+/** `en-us` or `en_US` as the protocol spells a locale in results: `en_US`. */
+export function normaliseLocale(locale: string): string {
+  const [language = '', country = ''] = locale.split(/[_-]/);
+  return `${language.toLowerCase()}_${country.toUpperCase()}`;
+}
 
 export const API_VERSION: RecordDef = {
   type: 'APIVersion',
@@ -50,10 +58,11 @@ export const API_SESSION: RecordDef = {
         kind: 'string',
         maxLength: 6,
         pattern: LOCALE,
-        hint: '<language>_<COUNTRY>, e.g. en_US',
+        hint: '<language>_<COUNTRY> or <language>-<COUNTRY>, e.g. en_US or en-US',
       },
       direction: 'both',
-      description: 'Locale, <language>_<COUNTRY>; the engine default when absent.',
+      description:
+        'Locale: en_US, or the BCP 47 tag en-US; results spell it <language>_<COUNTRY>. The engine default when absent.',
     },
     {
       name: 'client',
@@ -90,6 +99,14 @@ export const LOGIN_REQUEST: RecordDef = {
       default: 'SYSTEM',
       description: 'SYSTEM for system users (default), DOMAIN for domain users.',
     },
+    {
+      name: 'keepAliveMode',
+      type: { kind: 'enum', values: ['ALL_REQUESTS', 'KEEP_ALIVE_HEADER_ONLY'] },
+      direction: 'in',
+      default: 'ALL_REQUESTS',
+      description:
+        'ALL_REQUESTS: every call keeps the session from expiring (default); KEEP_ALIVE_HEADER_ONLY: only calls with the header KeepSessionAlive: true do.',
+    },
   ],
 };
 
@@ -102,6 +119,31 @@ export const LOGIN_RESULT: RecordDef = {
       type: { kind: 'record', record: 'User' },
       direction: 'out',
       description: 'The user now logged in.',
+    },
+  ],
+};
+
+export const PUBLIC_SYSTEM_INFO: RecordDef = {
+  type: 'PublicSystemInfo',
+  description: 'What the engine is and which API versions it speaks (GET about).',
+  fields: [
+    {
+      name: 'productName',
+      type: { kind: 'string', maxLength: 100 },
+      direction: 'out',
+      description: 'Name of the product.',
+    },
+    {
+      name: 'apiVersion',
+      type: { kind: 'record', record: 'APIVersion' },
+      direction: 'out',
+      description: 'The newest API version the engine speaks (its highest native version).',
+    },
+    {
+      name: 'apiVersions',
+      type: { kind: 'list', of: 'APIVersion' },
+      direction: 'out',
+      description: 'The native version of every supported major, newest first.',
     },
   ],
 };
@@ -158,6 +200,7 @@ export const RECORDS: ReadonlyMap<string, RecordDef> = new Map(
     API_SESSION,
     LOGIN_REQUEST,
     LOGIN_RESULT,
+    PUBLIC_SYSTEM_INFO,
     USER,
     USER_LIST,
     GATEWAY_IDENTITY,

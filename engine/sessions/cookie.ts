@@ -6,16 +6,21 @@ export const SESSION_COOKIE = 'engine_session';
 /** `always`/`never` force the Secure flag; `auto` sets it when the request arrived over HTTPS. */
 export type CookieSecureMode = 'auto' | 'always' | 'never';
 
-/** The session id sent by the client, or undefined when the request carries no session cookie. */
-export function readSessionCookie(req: IncomingMessage): string | undefined {
+/**
+ * Every session id the client sent, in order; empty when it sent none. A client that pins the
+ * cookie of its first answer and also keeps a jar sends two (the Delphix .NET SDK does); like
+ * Tomcat behind real engines, the caller then runs as the first one that names a live session.
+ */
+export function readSessionCookies(req: IncomingMessage): string[] {
   const header = req.headers.cookie;
-  if (!header) return undefined;
+  if (!header) return [];
+  const ids: string[] = [];
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
     if (eq < 0) continue;
-    if (part.slice(0, eq).trim() === SESSION_COOKIE) return part.slice(eq + 1).trim();
+    if (part.slice(0, eq).trim() === SESSION_COOKIE) ids.push(part.slice(eq + 1).trim());
   }
-  return undefined;
+  return ids;
 }
 
 /**

@@ -2,6 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { SessionLimitError } from '../errors.js';
 import type { ApiVersion } from '../versions.js';
 
+/** `ALL_REQUESTS`: every call refreshes the idle timer; the other: only calls with `KeepSessionAlive`. */
+export type KeepAliveMode = 'ALL_REQUESTS' | 'KEEP_ALIVE_HEADER_ONLY';
+
 /** One live session; it exists only in this process's memory. */
 export interface Session {
   /** The version this session speaks: the requested one, capped at the native minor. */
@@ -11,6 +14,8 @@ export interface Session {
   readonly locale: string;
   /** The logged-in user's id, or null before login. */
   userId: number | null;
+  /** Set by the login: whether every call keeps the session alive, or only calls that ask. */
+  keepAliveMode: KeepAliveMode;
   lastSeen: number;
 }
 
@@ -43,24 +48,36 @@ export class SessionStore {
   }
 
   /** Opens a session; throws SessionLimitError when the cap is reached. */
-  create(init: Omit<Session, 'lastSeen' | 'userId'>): { id: string; session: Session } {
+  create(init: Omit<Session, 'lastSeen' | 'userId' | 'keepAliveMode'>): {
+    id: string;
+    session: Session;
+  } {
     const now = this.sweep();
     if (this.sessions.size >= this.options.maxSessions) {
       throw new SessionLimitError(this.options.maxSessions, this.secondsUntilOneExpires(now));
     }
-    const session: Session = { ...init, userId: null, lastSeen: now };
+    const session: Session = {
+      ...init,
+      userId: null,
+      keepAliveMode: 'ALL_REQUESTS',
+      lastSeen: now,
+    };
     const id = randomBytes(ID_BYTES).toString('base64url');
     this.sessions.set(keyOf(id), session);
     return { id, session };
   }
 
-  /** The live session named by `id`, marked as used now; undefined when unknown or expired. */
-  find(id: string): Session | undefined {
+  /**
+   * The live session named by `id`; undefined when unknown or expired. It is marked as used now
+   * unless `refresh` says this call does not keep it alive.
+   */
+  find(id: string, refresh: (session: Session) => boolean = () => true): Session | undefined {
     const now = this.sweep();
     if (!ID_PATTERN.test(id)) return undefined;
     const key = keyOf(id);
     const session = this.sessions.get(key);
     if (!session) return undefined;
+    if (!refresh(session)) return session;
     session.lastSeen = now;
     this.sessions.delete(key);
     this.sessions.set(key, session);

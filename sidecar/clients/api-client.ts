@@ -8,8 +8,12 @@ export interface ApiClientRow {
   createdAt: Date;
 }
 
-/** The public record returned by the management routes: never a secret or a hash. */
+/**
+ * The public record returned by the management routes: never a secret or a hash. `id` is what
+ * DCT's SDKs read; `api_key_id`, the seed's name for the same number, stays.
+ */
 export interface ApiClientRecord {
+  id: number;
   api_key_id: number;
   name: string;
   is_admin: boolean;
@@ -20,6 +24,7 @@ export interface ApiClientRecord {
 
 export function toRecord(row: ApiClientRow): ApiClientRecord {
   return {
+    id: row.id,
     api_key_id: row.id,
     name: row.name,
     is_admin: row.isAdmin,

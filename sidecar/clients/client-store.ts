@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { ApiClientRow } from './api-client.js';
+import { isDescending, KEY_SQL, type Sort, type SortKey, sortField } from './client-order.js';
 
 const COLUMNS = 'id, name, is_admin, api_client_id, key_hash, created_at';
 
@@ -34,10 +35,40 @@ export type CreateOutcome =
   | { ok: true; row: ApiClientRow }
   | { ok: false; conflict: 'name' | 'api_client_id' };
 
+/** An update's outcome: the new row, no such client, a collision, or no credential left. */
+export type UpdateOutcome =
+  | { ok: true; row: ApiClientRow }
+  | { ok: false; conflict: 'name' | 'api_client_id' | 'no_credential' }
+  | { ok: false; conflict: 'missing' };
+
+export interface ClientChanges {
+  name?: string;
+  isAdmin?: boolean;
+  apiClientId?: string | null;
+}
+
+/** One page of a listing, in the listing's order. */
+export interface PageRequest {
+  sort: Sort;
+  limit: number | null;
+  /** Start after (or end before) this key; null: from the start. */
+  from: { direction: 'after' | 'before'; key: SortKey } | null;
+}
+
 export interface Page {
   rows: ApiClientRow[];
   total: number;
-  nextCursor: number | null;
+  /** More rows lie beyond this page in the direction it was read. */
+  more: boolean;
+}
+
+function collision(err: unknown): 'name' | 'api_client_id' | 'no_credential' | null {
+  const e = err as { code?: string; constraint?: string };
+  if (e.code === '23505') {
+    return e.constraint === 'api_clients_api_client_id_key' ? 'api_client_id' : 'name';
+  }
+  if (e.code === '23514' && e.constraint === 'api_clients_has_a_credential') return 'no_credential';
+  return null;
 }
 
 /** PostgreSQL access for API clients. Database faults propagate as exceptions. */
@@ -54,13 +85,32 @@ export class ClientStore {
       );
       return { ok: true, row: fromDb(rows[0]!) };
     } catch (err) {
-      const e = err as { code?: string; constraint?: string };
-      if (e.code === '23505') {
-        return {
-          ok: false,
-          conflict: e.constraint === 'api_clients_api_client_id_key' ? 'api_client_id' : 'name',
-        };
-      }
+      const conflict = collision(err);
+      if (conflict === 'name' || conflict === 'api_client_id') return { ok: false, conflict };
+      throw err;
+    }
+  }
+
+  /** Changes the given fields in one statement; collisions are outcomes, not exceptions. */
+  async update(id: number, changes: ClientChanges): Promise<UpdateOutcome> {
+    const sets: string[] = [];
+    const values: unknown[] = [id];
+    const set = (column: string, value: unknown) => {
+      values.push(value);
+      sets.push(`${column} = $${values.length}`);
+    };
+    if (changes.name !== undefined) set('name', changes.name);
+    if (changes.isAdmin !== undefined) set('is_admin', changes.isAdmin);
+    if (changes.apiClientId !== undefined) set('api_client_id', changes.apiClientId);
+    try {
+      const { rows } = await this.pool.query<DbRow>(
+        `UPDATE api_clients SET ${sets.join(', ')} WHERE id = $1 RETURNING ${COLUMNS}`,
+        values,
+      );
+      return rows[0] ? { ok: true, row: fromDb(rows[0]) } : { ok: false, conflict: 'missing' };
+    } catch (err) {
+      const conflict = collision(err);
+      if (conflict) return { ok: false, conflict };
       throw err;
     }
   }
@@ -92,22 +142,34 @@ export class ClientStore {
     return rows[0] ? fromDb(rows[0]) : null;
   }
 
-  /** Clients in id order; `limit` null means all of them. */
-  async list(limit: number | null, afterId: number): Promise<Page> {
-    const fetch = limit === null ? null : limit + 1;
+  /**
+   * One page in `sort` order by keyset: rows strictly after (or before) a key, so rows added or
+   * removed elsewhere never shift the page. `limit` null means every row from there on.
+   */
+  async list(request: PageRequest): Promise<Page> {
+    const exprs = KEY_SQL[sortField(request.sort)];
+    // Reading backwards walks the opposite order, then flips the rows back.
+    const backwards = request.from?.direction === 'before';
+    const ascending = isDescending(request.sort) === backwards;
+    const values: unknown[] = [];
+    let where = '';
+    if (request.from) {
+      values.push(...request.from.key);
+      const params = request.from.key.map((_, i) => `$${i + 1}`);
+      where = `WHERE (${exprs.join(', ')}) ${ascending ? '>' : '<'} (${params.join(', ')})`;
+    }
+    const order = exprs.map((e) => `${e} ${ascending ? 'ASC' : 'DESC'}`).join(', ');
+    values.push(request.limit === null ? null : request.limit + 1);
     const [{ rows }, count] = await Promise.all([
       this.pool.query<DbRow>(
-        `SELECT ${COLUMNS} FROM api_clients WHERE id > $1 ORDER BY id LIMIT $2`,
-        [afterId, fetch],
+        `SELECT ${COLUMNS} FROM api_clients ${where} ORDER BY ${order} LIMIT $${values.length}`,
+        values,
       ),
       this.pool.query<{ total: number }>('SELECT count(*)::int AS total FROM api_clients'),
     ]);
-    const more = limit !== null && rows.length > limit;
-    const page = more ? rows.slice(0, limit) : rows;
-    return {
-      rows: page.map(fromDb),
-      total: count.rows[0]?.total ?? 0,
-      nextCursor: more ? (page[page.length - 1]?.id ?? null) : null,
-    };
+    const more = request.limit !== null && rows.length > request.limit;
+    const page = (more ? rows.slice(0, request.limit!) : rows).map(fromDb);
+    if (backwards) page.reverse();
+    return { rows: page, total: count.rows[0]?.total ?? 0, more };
   }
 }

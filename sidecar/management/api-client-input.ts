@@ -19,11 +19,21 @@ function cleanText(max: number) {
     .refine((s) => s.trim() === s, 'must not start or end with whitespace');
 }
 
+/** As DCT allows: both texts up to 1024 characters. */
+export const MAX_TEXT = 1024;
+
 const createSchema = z.strictObject({
-  name: cleanText(200),
+  name: cleanText(MAX_TEXT),
   is_admin: z.boolean({ error: 'must be true or false' }),
   generate_api_key: z.boolean({ error: 'must be true or false' }),
-  api_client_id: cleanText(255).nullable().optional(),
+  api_client_id: cleanText(MAX_TEXT).nullable().optional(),
+});
+
+// The same rules as creation; every field optional, but at least one must be sent.
+const updateSchema = z.strictObject({
+  name: cleanText(MAX_TEXT).optional(),
+  is_admin: z.boolean({ error: 'must be true or false' }).optional(),
+  api_client_id: cleanText(MAX_TEXT).nullable().optional(),
 });
 
 export interface CreateApiClientInput {
@@ -33,16 +43,19 @@ export interface CreateApiClientInput {
   apiClientId: string | null;
 }
 
+/** The fields a PUT changes; absent ones keep their values. */
+export interface UpdateApiClientInput {
+  name?: string;
+  isAdmin?: boolean;
+  /** null removes it (allowed only for a client that has an API key). */
+  apiClientId?: string | null;
+}
+
 export type Validated<T> = { ok: true; value: T } | { ok: false; errors: ErrorDetail[] };
 
 /** Validates a creation body, reporting every problem at once. */
 export function parseCreateApiClient(body: unknown): Validated<CreateApiClientInput> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    return {
-      ok: false,
-      errors: [{ code: 'INVALID_BODY', message: 'The request body must be a JSON object.' }],
-    };
-  }
+  if (!isObject(body)) return NOT_AN_OBJECT;
   const result = createSchema.safeParse(body);
   const raw = body as Record<string, unknown>;
   const errors = result.success ? [] : result.error.issues.flatMap((i) => toDetails(i, raw));
@@ -89,49 +102,41 @@ function toDetails(issue: z.core.$ZodIssue, raw: Record<string, unknown>): Error
   ];
 }
 
-const ID_PATTERN = /^[1-9][0-9]{0,15}$/;
-
-/** A positive integer in canonical form (no sign, no leading zero) below 2^53. */
-export function parseId(text: string): number | null {
-  if (!ID_PATTERN.test(text)) return null;
-  const id = Number(text);
-  return Number.isSafeInteger(id) ? id : null;
+/** Validates an update body (PUT): any of name, is_admin, api_client_id; every problem at once. */
+export function parseUpdateApiClient(body: unknown): Validated<UpdateApiClientInput> {
+  if (!isObject(body)) return NOT_AN_OBJECT;
+  const result = updateSchema.safeParse(body);
+  const raw = body as Record<string, unknown>;
+  if (!result.success) {
+    return { ok: false, errors: result.error.issues.flatMap((i) => toDetails(i, raw)) };
+  }
+  const v = result.data;
+  if (v.name === undefined && v.is_admin === undefined && v.api_client_id === undefined) {
+    return {
+      ok: false,
+      errors: [
+        {
+          code: 'INVALID_BODY',
+          message: 'Send at least one of name, is_admin, api_client_id.',
+        },
+      ],
+    };
+  }
+  return {
+    ok: true,
+    value: {
+      ...(v.name !== undefined ? { name: v.name } : {}),
+      ...(v.is_admin !== undefined ? { isAdmin: v.is_admin } : {}),
+      ...(v.api_client_id !== undefined ? { apiClientId: v.api_client_id } : {}),
+    },
+  };
 }
 
-export interface ListQuery {
-  limit: number | null;
-  afterId: number;
+function isObject(body: unknown): body is Record<string, unknown> {
+  return typeof body === 'object' && body !== null && !Array.isArray(body);
 }
 
-/** `limit` (1 to 1000) and `cursor` (opaque: the last id of the previous page); nothing else. */
-export function parseListQuery(query: Record<string, unknown>): Validated<ListQuery> {
-  const errors: ErrorDetail[] = [];
-  for (const key of Object.keys(query)) {
-    if (key !== 'limit' && key !== 'cursor') {
-      errors.push({
-        code: 'UNKNOWN_FIELD',
-        field: key,
-        message: `${key} is not a query parameter.`,
-      });
-    }
-  }
-  let limit: number | null = null;
-  if (query.limit !== undefined) {
-    const n = typeof query.limit === 'string' ? parseId(query.limit) : null;
-    if (n === null || n > 1000) {
-      errors.push({
-        code: 'INVALID_FIELD',
-        field: 'limit',
-        message: 'limit must be an integer from 1 to 1000.',
-      });
-    } else limit = n;
-  }
-  let afterId = 0;
-  if (query.cursor !== undefined) {
-    const n = typeof query.cursor === 'string' ? parseId(query.cursor) : null;
-    if (n === null) {
-      errors.push({ code: 'INVALID_FIELD', field: 'cursor', message: 'cursor is not valid.' });
-    } else afterId = n;
-  }
-  return errors.length > 0 ? { ok: false, errors } : { ok: true, value: { limit, afterId } };
-}
+const NOT_AN_OBJECT = {
+  ok: false as const,
+  errors: [{ code: 'INVALID_BODY', message: 'The request body must be a JSON object.' }],
+};

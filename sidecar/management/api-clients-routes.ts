@@ -1,18 +1,25 @@
-import { Router } from 'express';
+import { type Response, Router } from 'express';
 import type { Authenticator } from '../auth/authenticator.js';
 import { toRecord } from '../clients/api-client.js';
-import type { ClientStore } from '../clients/client-store.js';
+import { keyOf, sortField } from '../clients/client-order.js';
+import type { ClientStore, UpdateOutcome } from '../clients/client-store.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/api-error.js';
 import { formatApiKey, generateSecret } from '../keys/api-key.js';
 import type { DecisionInvalidator } from '../revocation/nginx-control.js';
-import { parseCreateApiClient, parseId, parseListQuery } from './api-client-input.js';
+import { parseCreateApiClient, parseUpdateApiClient } from './api-client-input.js';
 import { jsonBody } from './json-body.js';
+import { parseListQuery } from './list-query.js';
+import { listResponse } from './list-response.js';
 import { allowOnly } from './method-guard.js';
+import { parseId } from './numeric-id.js';
 import { requireAdmin } from './require-admin.js';
 
 export const API_CLIENTS_PATH = '/v1/management/api-clients';
 
-/** POST, GET and DELETE of API clients; admin credential required for all of them. */
+const NAME_TAKEN = 'An API client with this name already exists.';
+const SUBJECT_TAKEN = 'An API client with this api_client_id already exists.';
+
+/** POST, GET, PUT and DELETE of API clients; admin credential required for all of them. */
 export function apiClientsRouter(
   store: ClientStore,
   authenticator: Authenticator,
@@ -30,30 +37,29 @@ export function apiClientsRouter(
     const created = await store.create({ name, isAdmin, apiClientId }, key?.hash ?? null);
     if (!created.ok) {
       throw created.conflict === 'name'
-        ? new ConflictError('name', 'An API client with this name already exists.')
-        : new ConflictError(
-            'api_client_id',
-            'An API client with this api_client_id already exists.',
-          );
+        ? new ConflictError('name', NAME_TAKEN)
+        : new ConflictError('api_client_id', SUBJECT_TAKEN);
     }
     const id = created.row.id;
+    // DCT's SDKs read the id as api_client_entity_id; the seed's api_key_id stays beside it.
+    const ids = { api_key_id: id, api_client_entity_id: id };
     res
       .status(201)
       .set('Cache-Control', 'no-store')
-      .json(key ? { api_key_id: id, token: formatApiKey(id, key.secret) } : { api_key_id: id });
+      .json(key ? { ...ids, token: formatApiKey(id, key.secret) } : ids);
   });
 
   router.get(API_CLIENTS_PATH, async (req, res) => {
     const query = parseListQuery(req.query as Record<string, unknown>);
     if (!query.ok) throw new ValidationError(query.errors);
-    const page = await store.list(query.value.limit, query.value.afterId);
-    res.json({
-      items: page.rows.map(toRecord),
-      response_metadata: {
-        total: page.total,
-        next_cursor: page.nextCursor === null ? null : String(page.nextCursor),
-      },
+    const { sort, limit, cursor } = query.value;
+    const page = await store.list({
+      sort,
+      limit,
+      from: cursor ? { direction: cursor.direction, key: cursor.key } : null,
     });
+    const field = sortField(sort);
+    res.json(listResponse(page, sort, cursor, (row) => keyOf(row, field)));
   });
   router.all(API_CLIENTS_PATH, allowOnly(['GET', 'HEAD', 'POST']));
 
@@ -61,6 +67,17 @@ export function apiClientsRouter(
     const row = await store.get(idParam(req.params.id));
     if (!row) throw new NotFoundError('No API client has this id.');
     res.json(toRecord(row));
+  });
+
+  router.put(`${API_CLIENTS_PATH}/:id`, jsonBody, async (req, res) => {
+    const id = idParam(req.params.id as string);
+    const input = parseUpdateApiClient(req.body);
+    if (!input.ok) throw new ValidationError(input.errors);
+    const outcome = await store.update(id, input.value);
+    // Like a delete: this gateway's nginx forgets what it decided about the client before the
+    // caller sees the answer; the others hear of it through LISTEN.
+    if (outcome.ok) await invalidator.clients([outcome.row.id]);
+    sendUpdated(res, outcome);
   });
 
   router.delete(`${API_CLIENTS_PATH}/:id`, async (req, res) => {
@@ -71,9 +88,32 @@ export function apiClientsRouter(
     await invalidator.clients([row.id]);
     res.json(toRecord(row));
   });
-  router.all(`${API_CLIENTS_PATH}/:id`, allowOnly(['GET', 'HEAD', 'DELETE']));
+  router.all(`${API_CLIENTS_PATH}/:id`, allowOnly(['GET', 'HEAD', 'PUT', 'DELETE']));
 
   return router;
+}
+
+function sendUpdated(res: Response, outcome: UpdateOutcome): void {
+  if (outcome.ok) {
+    res.set('Cache-Control', 'no-store').json(toRecord(outcome.row));
+    return;
+  }
+  switch (outcome.conflict) {
+    case 'missing':
+      throw new NotFoundError('No API client has this id.');
+    case 'name':
+      throw new ConflictError('name', NAME_TAKEN);
+    case 'api_client_id':
+      throw new ConflictError('api_client_id', SUBJECT_TAKEN);
+    case 'no_credential':
+      throw new ValidationError([
+        {
+          code: 'MISSING_FIELD',
+          field: 'api_client_id',
+          message: 'api_client_id is required for a client without an API key.',
+        },
+      ]);
+  }
 }
 
 function idParam(text: string | undefined): number {

@@ -126,6 +126,43 @@ export function gatewaySuite(start: () => Promise<Stack>): void {
       expect(res.json).toEqual({ errors: [expect.objectContaining({ code: 'INVALID_API_KEY' })] });
     });
 
+    test('a key demoted by PUT loses the management API within the revocation bound, caches warm', async () => {
+      const { api_key_id: id, token } = await create({
+        name: uniqueName('demoted'),
+        is_admin: true,
+        generate_api_key: true,
+      });
+      for (let i = 0; i < 5; i += 1)
+        expect((await call(CLIENTS, { headers: apk(token) })).status).toBe(200);
+      const demoted = await call(`${CLIENTS}/${id}`, {
+        method: 'PUT',
+        headers: apk(stack.adminKey),
+        json: { is_admin: false },
+      });
+      expect(demoted.status, demoted.text).toBe(200);
+      expect(demoted.json).toMatchObject({ id, is_admin: false });
+      await expectRevokedWithinBound(
+        async () => (await call(CLIENTS, { headers: apk(token) })).status,
+        Date.now(),
+        stack.revocationBoundMs,
+        403,
+      );
+      // Outside the management API the key still works, now as a non-admin.
+      const who = await call('/api', { headers: apk(token) });
+      expect(who.status).toBe(200);
+    });
+
+    test('a client with a 1024-character name and api_client_id passes with its identity', async () => {
+      const { token } = await create({
+        name: `${uniqueName('long')}-${'n'.repeat(1024)}`.slice(0, 1024),
+        is_admin: false,
+        generate_api_key: true,
+        api_client_id: 's'.repeat(1024),
+      });
+      const res = await call('/api', { headers: apk(token) });
+      expect(res.status, res.text).toBe(200);
+    });
+
     test('an unknown key is never served from the cache, even beside a cached valid one', async () => {
       const { api_key_id: id, token } = await create({
         name: uniqueName('warm'),
@@ -165,6 +202,28 @@ export function gatewaySuite(start: () => Promise<Stack>): void {
         clientName: name,
         isAdmin: false,
       });
+      client.close();
+    });
+
+    test('a name of 1024 four-byte characters reaches the app whole (12 KB percent-encoded)', async () => {
+      const name = `${uniqueName('long')}-${'🚀'.repeat(1024)}`.slice(0, 1024 * 2);
+      const chars = [...name].slice(0, 1024).join('');
+      const { api_key_id: id, token } = await create({
+        name: chars,
+        is_admin: false,
+        generate_api_key: true,
+      });
+      const client = await engineClient(token);
+      await client.connect('admin', 'engine-admin-password');
+      // Twice: the first asks the sidecar, the second is answered from nginx's shared memory.
+      for (let i = 0; i < 2; i += 1) {
+        expect((await client.whoami()).gateway).toEqual({
+          type: 'GatewayIdentity',
+          clientId: String(id),
+          clientName: chars,
+          isAdmin: false,
+        });
+      }
       client.close();
     });
 

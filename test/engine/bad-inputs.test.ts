@@ -4,6 +4,9 @@ import { type RunningEngine, startEngine } from '../../engine/index.js';
 import { ADMIN_PASSWORD, apiSession } from './support/engine.js';
 import { type RawRequest, raw, rawSocket, sessionSet } from './support/raw-http.js';
 
+// A call that refuses a dead session with its own status (GET session is a probe: HTTP 200).
+const CURRENT_USER = '/resources/json/service/user/current';
+
 // One engine for the whole table: a bad input must not disturb the calls that follow it.
 let e: RunningEngine;
 let unauthenticated: string;
@@ -32,7 +35,7 @@ beforeAll(async () => {
 
 const SESSION = '/resources/json/service/session';
 const LOGIN = '/resources/json/service/login';
-const USERS = '/resources/json/users';
+const USERS = '/resources/json/service/user';
 const JSON_TYPE = { 'Content-Type': 'application/json' };
 
 const goodVersion = { type: 'APIVersion', major: 2, minor: 1, micro: 0 };
@@ -289,7 +292,7 @@ describe('bad inputs answer an ErrorResult with a 4xx, never a crash or a 500', 
     for (const cookie of [admin, adminV1]) {
       expect((await raw(e.url, 'GET', SESSION, { session: cookie })).status).toBe(200);
     }
-    expect((await raw(e.url, 'GET', SESSION, { session: unauthenticated })).status).toBe(403);
+    expect((await raw(e.url, 'GET', CURRENT_USER, { session: unauthenticated })).status).toBe(403);
     expect(logged).toEqual([]);
   });
 });

@@ -11,6 +11,9 @@ import {
 } from './support/engine.js';
 import { raw, sessionSet } from './support/raw-http.js';
 
+// A call that refuses a dead session with its own status (GET session is a probe: HTTP 200).
+const CURRENT_USER = '/resources/json/service/user/current';
+
 const LOGIN = '/resources/json/service/login';
 const SESSION = '/resources/json/service/session';
 
@@ -35,7 +38,7 @@ describe('state table row 2: established, unauthenticated → login → authenti
     expect(after).toBeDefined();
     expect(after).not.toBe(before);
     expect(answer.setCookies[0]).toMatch(/HttpOnly; SameSite=Strict/);
-    const old = await raw(e.url, 'GET', SESSION, { session: before });
+    const old = await raw(e.url, 'GET', CURRENT_USER, { session: before });
     expect(old.status).toBe(401);
     expect(errorOf(old).id).toBe('exception.webservices.session.invalid');
     expect((await raw(e.url, 'GET', SESSION, { session: after })).status).toBe(200);
@@ -107,16 +110,17 @@ describe('an unauthenticated session may call nothing but the login', () => {
   const open = new Set(['POST /resources/json/service/session', 'GET /api']);
   const guarded = ROUTES.filter((r) => !open.has(`${r.method} ${r.path}`) && r.path !== LOGIN);
 
-  test.each(guarded.map((r) => [r.method, r.path] as const))(
-    '%s %s → 403',
-    async (method, path) => {
+  test.each(guarded.map((r) => [r.method, r.path, r.probe === true] as const))(
+    '%s %s → refused (403, or 200 for the probe GET session)',
+    async (method, path, probe) => {
       const e = await engine();
       const session = await openSession(e);
       const answer = await raw(e.url, method, path.replace(':name', 'admin'), {
         session,
         ...(method === 'POST' ? { json: { type: 'User', fullName: 'x' } } : {}),
       });
-      expect(answer.status).toBe(403);
+      expect(answer.status).toBe(probe ? 200 : 403);
+      expect(answer.json.type).toBe('ErrorResult');
       expect(errorOf(answer).id).toBe('exception.webservices.session.unauthenticated');
       // Still allowed to log in afterwards.
       await login(e, session, 'admin', ADMIN_PASSWORD);
@@ -125,7 +129,11 @@ describe('an unauthenticated session may call nothing but the login', () => {
 
   test('the list above is not empty and covers sessions, users and whoami', () => {
     expect(guarded.map((r) => r.path)).toEqual(
-      expect.arrayContaining([SESSION, '/resources/json/users', '/resources/json/service/whoami']),
+      expect.arrayContaining([
+        SESSION,
+        '/resources/json/service/user',
+        '/resources/json/service/whoami',
+      ]),
     );
   });
 });
@@ -142,7 +150,7 @@ describe('logout ends the session', () => {
     expect(answer.status).toBe(200);
     expect(answer.json.result.type).toBe('APISession');
     expect(answer.setCookies[0]).toMatch(/^engine_session=; .*Max-Age=0/);
-    const after = await raw(e.url, 'GET', SESSION, { session });
+    const after = await raw(e.url, 'GET', CURRENT_USER, { session });
     expect(after.status).toBe(401);
     expect(errorOf(after).id).toBe('exception.webservices.session.invalid');
   });
@@ -158,12 +166,12 @@ describe('sessions follow their user', () => {
     const gone = await login(e, await openSession(e), 'gone', 'password-1');
     const disabled = await login(e, await openSession(e), 'disabled', 'password-1');
     const demoted = await login(e, await openSession(e), 'demoted', 'password-1');
-    await raw(e.url, 'DELETE', '/resources/json/users/gone', { session: admin });
-    await raw(e.url, 'POST', '/resources/json/users/disabled', {
+    await raw(e.url, 'DELETE', '/resources/json/service/user/gone', { session: admin });
+    await raw(e.url, 'POST', '/resources/json/service/user/disabled', {
       session: admin,
       json: { type: 'User', enabled: false },
     });
-    await raw(e.url, 'POST', '/resources/json/users/demoted', {
+    await raw(e.url, 'POST', '/resources/json/service/user/demoted', {
       session: admin,
       json: { type: 'User', role: 'USER' },
     });
@@ -171,7 +179,7 @@ describe('sessions follow their user', () => {
       const answer = await raw(e.url, 'GET', SESSION, { session });
       expect(errorOf(answer).id).toBe('exception.webservices.session.invalid');
     }
-    const denied = await raw(e.url, 'POST', '/resources/json/users', {
+    const denied = await raw(e.url, 'POST', '/resources/json/service/user', {
       session: demoted,
       json: { type: 'User', name: 'x', password: 'password-1' },
     });
@@ -184,8 +192,8 @@ describe('sessions follow their user', () => {
     const admin = await adminSession(e);
     await createUser(e, admin, { name: 'reborn', password: 'password-1' });
     const session = await login(e, await openSession(e), 'reborn', 'password-1');
-    await raw(e.url, 'DELETE', '/resources/json/users/reborn', { session: admin });
+    await raw(e.url, 'DELETE', '/resources/json/service/user/reborn', { session: admin });
     await createUser(e, admin, { name: 'reborn', password: 'password-2' });
-    expect((await raw(e.url, 'GET', SESSION, { session })).status).toBe(401);
+    expect((await raw(e.url, 'GET', CURRENT_USER, { session })).status).toBe(401);
   });
 });

@@ -12,12 +12,14 @@ const EXPECTED = [
   'POST /resources/json/service/logout',
   'POST /resources/json/service/login',
   'GET /resources/json/service/whoami',
-  'GET /resources/json/users',
-  'POST /resources/json/users',
-  'GET /resources/json/users/{name}',
-  'POST /resources/json/users/{name}',
-  'DELETE /resources/json/users/{name}',
-  'POST /resources/json/users/{name}/delete',
+  'GET /resources/json/service/about',
+  'GET /resources/json/service/user/current',
+  'GET /resources/json/service/user',
+  'POST /resources/json/service/user',
+  'GET /resources/json/service/user/{name}',
+  'POST /resources/json/service/user/{name}',
+  'DELETE /resources/json/service/user/{name}',
+  'POST /resources/json/service/user/{name}/delete',
   'GET /api',
 ];
 
@@ -69,7 +71,9 @@ describe('GET /api: a human-readable reference generated from the route table', 
     expect(row('LoginRequest', 'target')).toContain('<code>SYSTEM</code>, <code>DOMAIN</code>');
     expect(row('APIVersion', 'major')).toContain('required on create');
     // Query parameters of GET routes are listed with the route.
-    const list = html.slice(html.indexOf('data-method="GET" data-path="/resources/json/users"'));
+    const list = html.slice(
+      html.indexOf('data-method="GET" data-path="/resources/json/service/user"'),
+    );
     expect(list.slice(0, list.indexOf('</section>'))).toContain('data-field="limit"');
   });
 });

@@ -12,6 +12,9 @@ import {
 } from './support/engine.js';
 import { raw, sessionSet } from './support/raw-http.js';
 
+// A call that refuses a dead session with its own status (GET session is a probe: HTTP 200).
+const CURRENT_USER = '/resources/json/service/user/current';
+
 const SESSION = '/resources/json/service/session';
 
 describe('state table row 1: no session → POST session → established, unauthenticated', () => {
@@ -139,7 +142,7 @@ describe('state table row 1: no session → POST session → established, unauth
       json: apiSession({ major: 2, minor: 1, micro: 0 }),
     });
     expect(sessionSet(answer)).not.toBe(first);
-    const old = await raw(e.url, 'GET', SESSION, { session: first });
+    const old = await raw(e.url, 'GET', CURRENT_USER, { session: first });
     expect(old.status).toBe(401);
     expect(errorOf(old).id).toBe('exception.webservices.session.invalid');
   });
@@ -197,7 +200,7 @@ describe('state table row 3: any session → restart → no session', () => {
     await first.close();
     const second = await engine({ port: first.port });
     for (const session of [authenticated, unauthenticated]) {
-      const answer = await raw(second.url, 'GET', SESSION, { session });
+      const answer = await raw(second.url, 'GET', CURRENT_USER, { session });
       expect(answer.status).toBe(401);
       expect(errorOf(answer).id).toBe('exception.webservices.session.invalid');
     }
@@ -214,7 +217,7 @@ describe('idle expiry and the session cap', () => {
     clock.advance(59_999);
     expect((await raw(e.url, 'GET', SESSION, { session })).status).toBe(200);
     clock.advance(60_000);
-    const expired = await raw(e.url, 'GET', SESSION, { session });
+    const expired = await raw(e.url, 'GET', CURRENT_USER, { session });
     expect(expired.status).toBe(401);
     expect(errorOf(expired).id).toBe('exception.webservices.session.invalid');
   });
@@ -247,11 +250,11 @@ describe('idle expiry and the session cap', () => {
 describe('calls without a usable session', () => {
   test('no cookie: session.missing (401); an unknown or malformed cookie: session.invalid (401)', async () => {
     const e = await engine();
-    const missing = await raw(e.url, 'GET', '/resources/json/users');
+    const missing = await raw(e.url, 'GET', '/resources/json/service/user');
     expect(missing.status).toBe(401);
     expect(errorOf(missing).id).toBe('exception.webservices.session.missing');
     for (const session of ['A'.repeat(43), 'not-a-session', '']) {
-      const invalid = await raw(e.url, 'GET', '/resources/json/users', { session });
+      const invalid = await raw(e.url, 'GET', '/resources/json/service/user', { session });
       expect(invalid.status).toBe(401);
       expect(errorOf(invalid).id).toBe('exception.webservices.session.invalid');
     }
@@ -271,7 +274,7 @@ describe('calls without a usable session', () => {
     const e = await engine();
     const before = await openSession(e);
     const after = await login(e, before, 'admin', ADMIN_PASSWORD);
-    expect((await raw(e.url, 'GET', SESSION, { session: before })).status).toBe(401);
+    expect((await raw(e.url, 'GET', CURRENT_USER, { session: before })).status).toBe(401);
     expect((await raw(e.url, 'GET', SESSION, { session: after })).status).toBe(200);
   });
 });

@@ -10,7 +10,7 @@ import {
 } from './support/engine.js';
 import { raw } from './support/raw-http.js';
 
-const USERS = '/resources/json/users';
+const USERS = '/resources/json/service/user';
 const v = (major: number, minor: number) => ({ major, minor, micro: 0 });
 
 describe('results are translated to what the session version knew', () => {

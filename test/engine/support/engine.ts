@@ -77,11 +77,11 @@ export async function adminSession(e: RunningEngine, v?: Version): Promise<strin
 
 /** Creates a user through the API as the administrator; returns nothing, throws on failure. */
 export async function createUser(e: RunningEngine, admin: string, user: Record<string, unknown>) {
-  const answer = await raw(e.url, 'POST', '/resources/json/users', {
+  const answer = await raw(e.url, 'POST', '/resources/json/service/user', {
     session: admin,
     json: { type: 'User', ...user },
   });
-  if (answer.status !== 201) throw new Error(`user not created: ${answer.status} ${answer.text}`);
+  if (answer.status !== 200) throw new Error(`user not created: ${answer.status} ${answer.text}`);
   return answer.json.result;
 }
 

@@ -31,6 +31,7 @@ beforeAll(async () => {
     'svc-orphan',
     'svc-doomed',
     'svc-doomed-sql',
+    'svc-moved',
   ]);
   alphaId = await setup.addClient('svc-alpha', { name: 'Alpha service' });
   await setup.addClient('svc-admin', { isAdmin: true });
@@ -270,6 +271,27 @@ describe('refused with 401 and a meaningful X-jwt-error', () => {
     });
     expect(deleted.status).toBe(200);
     expectRefused(await setup.auth(token), 'no API client for this token', 'UNKNOWN_CLIENT');
+  });
+
+  test('a client whose api_client_id was changed by PUT a moment ago', async () => {
+    const id = await setup.addClient('svc-moved');
+    const token = await setup.provider.issueToken('svc-moved');
+    expect((await setup.auth(token)).status).toBe(204);
+    const moved = await http(`${setup.sidecar.url}${CLIENTS}/${id}`, {
+      method: 'PUT',
+      headers: apk(setup.sidecar.adminKey),
+      json: { api_client_id: 'svc-moved-elsewhere' },
+    });
+    expect(moved.status).toBe(200);
+    // The very next question decides with the new value: the token's sub matches no client.
+    expectRefused(await setup.auth(token), 'no API client for this token', 'UNKNOWN_CLIENT');
+    const back = await http(`${setup.sidecar.url}${CLIENTS}/${id}`, {
+      method: 'PUT',
+      headers: apk(setup.sidecar.adminKey),
+      json: { api_client_id: 'svc-moved' },
+    });
+    expect(back.status).toBe(200);
+    expect((await setup.auth(token)).status).toBe(204);
   });
 
   test('a client deleted a moment ago with plain SQL', async () => {

@@ -177,9 +177,9 @@ const table: BadInput[] = [
     field: 'name',
   },
   {
-    what: 'huge name (201 chars)',
+    what: 'huge name (1025 chars)',
     path: CLIENTS,
-    options: withName('n'.repeat(201)),
+    options: withName('n'.repeat(1025)),
     status: 400,
     code: 'INVALID_FIELD',
     field: 'name',
@@ -274,7 +274,7 @@ const table: BadInput[] = [
   {
     what: 'api_client_id huge',
     path: CLIENTS,
-    options: post({ ...valid, api_client_id: 's'.repeat(256) }),
+    options: post({ ...valid, api_client_id: 's'.repeat(1025) }),
     status: 400,
     code: 'INVALID_FIELD',
     field: 'api_client_id',
@@ -412,11 +412,11 @@ const table: BadInput[] = [
   },
   {
     what: 'unknown query parameter',
-    path: `${CLIENTS}?sort=name`,
+    path: `${CLIENTS}?order=name`,
     options: get(),
     status: 400,
     code: 'UNKNOWN_FIELD',
-    field: 'sort',
+    field: 'order',
   },
   // Keys
   {

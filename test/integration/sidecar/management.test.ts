@@ -45,26 +45,28 @@ describe('every management route refuses bad credentials', () => {
   sharedSecurityTests(ctx, { method: 'GET', path: `${CLIENTS}/` });
   sharedSecurityTests(ctx, { method: 'GET', path: `${CLIENTS}/1` });
   sharedSecurityTests(ctx, { method: 'DELETE', path: `${CLIENTS}/1` });
+  sharedSecurityTests(ctx, { method: 'PUT', path: `${CLIENTS}/1`, json: { name: 'x' } });
   sharedSecurityTests(ctx, { method: 'GET', path: '/v1/management/unknown' });
 });
 
 describe('POST /v1/management/api-clients', () => {
-  test('with generate_api_key true: 201, {api_key_id, token}, token is <id>.<256-bit secret>', async () => {
+  test('with generate_api_key true: 201, {api_key_id, api_client_entity_id, token}, token is <id>.<256-bit secret>', async () => {
     const res = await http(`${sidecar.url}${CLIENTS}`, {
       method: 'POST',
       headers: admin(),
       json: { name: uniqueName(), is_admin: false, generate_api_key: true },
     });
     expect(res.status).toBe(201);
-    const body = res.json as { api_key_id: number; token: string };
-    expect(Object.keys(body).sort()).toEqual(['api_key_id', 'token']);
+    const body = res.json as { api_key_id: number; api_client_entity_id: number; token: string };
+    expect(Object.keys(body).sort()).toEqual(['api_client_entity_id', 'api_key_id', 'token']);
+    expect(body.api_client_entity_id).toBe(body.api_key_id);
     const [id, secret] = body.token.split('.');
     expect(Number(id)).toBe(body.api_key_id);
     expect(Buffer.from(secret!, 'base64url').length).toBeGreaterThanOrEqual(32);
     expect(res.headers['cache-control']).toBe('no-store');
   });
 
-  test('with generate_api_key false: 201, {api_key_id} only, and the record has no key', async () => {
+  test('with generate_api_key false: 201, {api_key_id, api_client_entity_id} only, and the record has no key', async () => {
     const res = await http(`${sidecar.url}${CLIENTS}`, {
       method: 'POST',
       headers: admin(),
@@ -76,8 +78,8 @@ describe('POST /v1/management/api-clients', () => {
       },
     });
     expect(res.status).toBe(201);
-    const body = res.json as { api_key_id: number };
-    expect(Object.keys(body)).toEqual(['api_key_id']);
+    const body = res.json as { api_key_id: number; api_client_entity_id: number };
+    expect(body).toEqual({ api_key_id: body.api_key_id, api_client_entity_id: body.api_key_id });
     const record = await http(`${sidecar.url}${CLIENTS}/${body.api_key_id}`, { headers: admin() });
     expect(record.json).toMatchObject({ has_api_key: false, is_admin: true });
   });
@@ -170,18 +172,21 @@ describe('GET /v1/management/api-clients', () => {
       expect(res.status).toBe(200);
       const body = res.json as {
         items: Record<string, unknown>[];
-        response_metadata: { total: number; next_cursor: null };
+        response_metadata: { total: number; next_cursor: null; prev_cursor: null };
       };
       expect(body.items.length).toBe(body.response_metadata.total);
       expect(body.response_metadata.next_cursor).toBeNull();
+      expect(body.response_metadata.prev_cursor).toBeNull();
       expect(Object.keys(body.items[0]!).sort()).toEqual([
         'api_client_id',
         'api_key_id',
         'created_at',
         'has_api_key',
+        'id',
         'is_admin',
         'name',
       ]);
+      expect(body.items[0]!.id).toBe(body.items[0]!.api_key_id);
       expect(res.text).not.toContain(token.split('.')[1]);
       expect(res.text).not.toMatch(/hash|secret|token/i);
     }
@@ -228,6 +233,7 @@ describe('GET and DELETE /v1/management/api-clients/<id>', () => {
     const got = await http(`${sidecar.url}${CLIENTS}/${id}`, { headers: admin() });
     expect(got.status).toBe(200);
     expect(got.json).toMatchObject({
+      id,
       api_key_id: id,
       name,
       is_admin: false,
@@ -249,11 +255,11 @@ describe('GET and DELETE /v1/management/api-clients/<id>', () => {
 
   test('a method a route does not serve is 405 with Allow', async () => {
     const res = await http(`${sidecar.url}${CLIENTS}/1`, {
-      method: 'PUT',
+      method: 'PATCH',
       headers: admin(),
       json: {},
     });
     expect(res.status).toBe(405);
-    expect(res.headers.allow).toBe('GET, HEAD, DELETE');
+    expect(res.headers.allow).toBe('GET, HEAD, PUT, DELETE');
   });
 });

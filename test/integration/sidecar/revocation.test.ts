@@ -40,6 +40,36 @@ test('a key deleted through one sidecar is refused at once by a second sidecar (
   }
 });
 
+test('is_admin changed by PUT through one sidecar decides the next request on a second sidecar (25 rounds)', async () => {
+  const onManagement = { 'X-Original-URI': '/v1/management/api-clients' };
+  for (let round = 0; round < 25; round += 1) {
+    const { id, token } = await createClient(a.url, a.adminKey, {
+      name: uniqueName('demote'),
+      is_admin: true,
+      generate_api_key: true,
+    });
+    for (const s of [a, b, a, b]) {
+      const warm = await http(`${s.url}/auth`, { headers: { ...apk(token), ...onManagement } });
+      expect(warm.status).toBe(204);
+      expect(warm.headers['x-client-is-admin']).toBe('true');
+    }
+    const demoted = await http(`${a.url}${CLIENTS}/${id}`, {
+      method: 'PUT',
+      headers: apk(a.adminKey),
+      json: { is_admin: false },
+    });
+    expect(demoted.status).toBe(200);
+    const onB = await http(`${b.url}/auth`, { headers: { ...apk(token), ...onManagement } });
+    expect(onB.status, `round ${round}`).toBe(403);
+    const elsewhere = await http(`${b.url}/auth`, { headers: apk(token) });
+    expect(elsewhere.status).toBe(204);
+    expect(elsewhere.headers['x-client-is-admin']).toBe('false');
+    // And the management API itself (which re-checks the credential) refuses it on B.
+    const direct = await http(`${b.url}${CLIENTS}`, { headers: apk(token) });
+    expect(direct.status).toBe(403);
+  }
+});
+
 test('an unknown key is never served from a cache, even right after it was created elsewhere', async () => {
   // The id that the next client will get is unknown until it exists: ask for it first.
   const probe = await createClient(a.url, a.adminKey, {

@@ -1,0 +1,70 @@
+import { SORTS, type Sort } from '../clients/client-order.js';
+import type { ErrorDetail } from '../errors/api-error.js';
+import type { Validated } from './api-client-input.js';
+import { parseId } from './numeric-id.js';
+import { decodeCursor, type PageCursor } from './page-cursor.js';
+
+export interface ListQuery {
+  sort: Sort;
+  /** null: every client from the cursor on. */
+  limit: number | null;
+  cursor: PageCursor | null;
+}
+
+const KNOWN = new Set(['limit', 'cursor', 'sort']);
+
+/**
+ * `sort` (id, -id, name, -name, api_client_id, -api_client_id; default id), `limit` (1 to
+ * 1000) and `cursor` (opaque, from response_metadata); nothing else. A cursor carries its own
+ * order: `sort` may be left out with it, but may not name another order.
+ */
+export function parseListQuery(query: Record<string, unknown>): Validated<ListQuery> {
+  const errors: ErrorDetail[] = [];
+  for (const key of Object.keys(query)) {
+    if (!KNOWN.has(key)) {
+      errors.push({
+        code: 'UNKNOWN_FIELD',
+        field: key,
+        message: `${key} is not a query parameter.`,
+      });
+    }
+  }
+  let limit: number | null = null;
+  if (query.limit !== undefined) {
+    const n = typeof query.limit === 'string' ? parseId(query.limit) : null;
+    if (n === null || n > 1000) {
+      errors.push({
+        code: 'INVALID_FIELD',
+        field: 'limit',
+        message: 'limit must be an integer from 1 to 1000.',
+      });
+    } else limit = n;
+  }
+  let sort: Sort | undefined;
+  if (query.sort !== undefined) {
+    if (typeof query.sort === 'string' && SORTS.includes(query.sort as Sort)) {
+      sort = query.sort as Sort;
+    } else {
+      errors.push({
+        code: 'INVALID_FIELD',
+        field: 'sort',
+        message: `sort must be one of ${SORTS.join(', ')}.`,
+      });
+    }
+  }
+  let cursor: PageCursor | null = null;
+  if (query.cursor !== undefined) {
+    cursor = typeof query.cursor === 'string' ? decodeCursor(query.cursor) : null;
+    if (cursor === null) {
+      errors.push({ code: 'INVALID_FIELD', field: 'cursor', message: 'cursor is not valid.' });
+    } else if (sort !== undefined && sort !== cursor.sort) {
+      errors.push({
+        code: 'INVALID_FIELD',
+        field: 'cursor',
+        message: `cursor belongs to sort=${cursor.sort}; send that sort or none.`,
+      });
+    }
+  }
+  if (errors.length > 0) return { ok: false, errors };
+  return { ok: true, value: { sort: cursor?.sort ?? sort ?? 'id', limit, cursor } };
+}

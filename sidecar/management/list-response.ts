@@ -1,0 +1,35 @@
+import { type ApiClientRow, toRecord } from '../clients/api-client.js';
+import type { Sort, SortKey } from '../clients/client-order.js';
+import type { Page } from '../clients/client-store.js';
+import { encodeCursor, type PageCursor } from './page-cursor.js';
+
+/**
+ * The listing body, as DCT shapes it: `items` and `response_metadata` with `total`,
+ * `next_cursor` and `prev_cursor` (null where there is nothing to go to). A page read forwards
+ * knows whether more follow; one read backwards, whether more precede. The other side of a page
+ * reached through a cursor always exists (the client came from there), so its cursor is given.
+ */
+export function listResponse(
+  page: Page,
+  sort: Sort,
+  cursor: PageCursor | null,
+  keyOf: (row: ApiClientRow) => SortKey,
+) {
+  const first = page.rows[0];
+  const last = page.rows[page.rows.length - 1];
+  const at = (direction: 'after' | 'before', key: SortKey) =>
+    encodeCursor({ sort, direction, key });
+  let next: string | null = null;
+  let prev: string | null = null;
+  if (cursor?.direction === 'before') {
+    prev = page.more && first ? at('before', keyOf(first)) : null;
+    next = at('after', last ? keyOf(last) : cursor.key);
+  } else {
+    next = page.more && last ? at('after', keyOf(last)) : null;
+    if (cursor) prev = at('before', first ? keyOf(first) : cursor.key);
+  }
+  return {
+    items: page.rows.map(toRecord),
+    response_metadata: { total: page.total, next_cursor: next, prev_cursor: prev },
+  };
+}
