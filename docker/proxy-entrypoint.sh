@@ -30,6 +30,11 @@ if [[ "${1:-}" != nginx ]]; then
 fi
 
 mkdir -p "$CONFIG_DIR"
+# nginx's control socket (auth_cache.control_socket in default.conf) lives in a volume shared
+# with the gateway container, which invalidates cached decisions through it (compose mounts
+# gateway-control at /run/gateway-control in both). nginx binds it as root, mode 0666; the
+# check below (nginx -t) binds it too, so the folder must exist first.
+mkdir -p /run/gateway-control
 # What `ensure` creates belongs to whoever owns the mounted directory (a bind mount of an
 # operator's folder, say uid 1000), so that they can edit it afterwards; files already there
 # keep their owner. In a named volume (owned by root) nothing changes.
@@ -41,11 +46,6 @@ if [[ "$config_owner" != 0:0 ]]; then
     while IFS= read -r created; do chown -h "$config_owner" "$created"; done
 fi
 gateway-config check "$CONFIG_DIR"
-
-# nginx's control socket (auth_cache.control_socket in default.conf) lives in a volume shared
-# with the gateway container, which invalidates cached decisions through it (compose mounts
-# gateway-control at /run/gateway-control in both). nginx binds it as root, mode 0666.
-mkdir -p /run/gateway-control
 
 gateway-config main-conf "$RUNTIME_DIR" --error-log stderr --access-log stdout \
   --user "$NGINX_WORKER_USER" >/dev/null
