@@ -10,7 +10,7 @@ import { runWrk, type WrkResult } from '../wrk/run.js';
 export interface MemorySample {
   /** Authenticated requests gateway A had answered when the sample was taken. */
   requests: number;
-  /** VmRSS of sidecar A, and of sidecar B (not under load: a reference), in MB. */
+  /** VmRSS of sidecar A, and of sidecar B (the fast rows' pair, not the memory load), in MB. */
   sidecarA: number | null;
   sidecarB: number | null;
   at: string;

@@ -5,10 +5,10 @@ import type { ProcessRoots } from '../cpu-split.js';
 import { Client } from '../load/client.js';
 import { type Baseline, startBaseline } from './baseline.js';
 import { BENCH_PATH, engineSessionCookie } from './engine-session.js';
+import { checkFast, type FastStack, startFastParts, startFastUpstream } from './fast-stack.js';
 import { type BenchGateway, startGateway } from './gateway.js';
 import { BEARER_CLIENT, type BenchOidc, startOidc } from './oidc.js';
 import { type SharedDatabase, startSharedDatabase } from './postgres.js';
-import { checkFast, type FastStack, startFastParts, startFastUpstream } from './fast-stack.js';
 
 export const CLIENTS_PATH = '/v1/management/api-clients';
 
