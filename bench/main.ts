@@ -7,7 +7,7 @@
  * B: the static responder behind it, the fast rows, and the second pair for revocation), and
  * nginx copies derived from their configurations: A's and B's with authentication off (the
  * baselines), B's with its decision cache off. Drives load over loopback with wrk, prints the
- * table and writes it as JSON under bench/results/. Bounded by --budget seconds (default 280): the
+ * table and writes it as JSON under bench/results/. Bounded by --budget seconds (default 290): the
  * memory phase takes what is left, and a watchdog stops everything if anything hangs.
  * Everything started is stopped and the temporary directory removed, however the run ends.
  */
