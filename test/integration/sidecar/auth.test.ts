@@ -65,7 +65,7 @@ describe('/auth with API keys', () => {
     expect(res.headers['www-authenticate']).toBe('apk');
     expect(res.headers['content-type']).toBe('application/json');
     expect(res.json).toEqual({ errors: [{ code, message: expect.any(String) }] });
-      expect(res.headers['x-client-id']).toBeUndefined();
+    expect(res.headers['x-client-id']).toBeUndefined();
   });
 
   test('a deleted key is refused', async () => {
