@@ -1,10 +1,13 @@
 /**
- * `npm run bench`: issue 7's performance table, measured in one run on this machine.
+ * `npm run bench`: the gateway's performance table (issues 7 and 10), measured in one run on
+ * this machine.
  *
- * Starts one PostgreSQL, an OpenID Connect provider, two native gateways on that database
- * (A: every load row; B: the second pair for revocation) and a baseline nginx (A's own
- * configuration with authentication off), drives load over loopback with wrk, prints the table
- * and writes it as JSON under bench/results/. Bounded by --budget seconds (default 250): the
+ * Starts one PostgreSQL, an OpenID Connect provider, a static nginx responder, two native
+ * gateways on that database (A: the engine behind it, the engine rows, management and memory;
+ * B: the static responder behind it, the fast rows, and the second pair for revocation), and
+ * nginx copies derived from their configurations: A's and B's with authentication off (the
+ * baselines), B's with its decision cache off. Drives load over loopback with wrk, prints the
+ * table and writes it as JSON under bench/results/. Bounded by --budget seconds (default 290): the
  * memory phase takes what is left, and a watchdog stops everything if anything hangs.
  * Everything started is stopped and the temporary directory removed, however the run ends.
  */
@@ -17,7 +20,7 @@ import { Cleanup } from './cleanup.js';
 import { type CpuSplit, cpuMeter } from './cpu-split.js';
 import { describeMachine } from './machine.js';
 import { parseOptions, UsageError } from './options.js';
-import { phaseContext } from './phases/context.js';
+import { fastTargets, phaseContext, targets } from './phases/context.js';
 import { measureFirstRequest } from './phases/first-request.js';
 import { measureLatency } from './phases/latency.js';
 import { measureManagement } from './phases/management.js';
@@ -29,6 +32,7 @@ import { codeVersion, writeResults } from './report/results.js';
 import { formatCpu, formatTable } from './report/table.js';
 import { BENCH_PATH } from './stack/engine-session.js';
 import { startStack } from './stack/setup.js';
+import { STATIC_BODY } from './stack/static-upstream.js';
 import { ensureWrk } from './wrk/install.js';
 
 const packageRoot = join(import.meta.dirname, '..', '..');
@@ -75,21 +79,32 @@ async function main(): Promise<number> {
     const ctx = phaseContext({ stack, options, wrk, budget, say });
     await ctx.sampleMemory('started');
 
-    say(`throughput (wrk -t${options.wrkThreads} -c${options.wrkConnections}, GET ${BENCH_PATH})`);
-    const throughput = await measureThroughput(ctx);
+    const wrkLine = `wrk -t${options.wrkThreads} -c${options.wrkConnections}, GET ${BENCH_PATH}`;
+    say(`engine rows: throughput (${wrkLine})`);
+    const throughput = await measureThroughput(ctx, targets(stack));
     await ctx.sampleMemory('throughput');
-    say('p99 at half of the maximum API-key rate');
-    const latency = await measureLatency(ctx, throughput.apk.rps);
+    say('engine rows: p99 at half of the maximum API-key rate');
+    const latency = await measureLatency(ctx, targets(stack), throughput.apk.rps);
     await ctx.sampleMemory('latency');
+    say(`fast rows (static upstream): throughput (${wrkLine})`);
+    const fastThroughput = await measureThroughput(ctx, fastTargets(stack));
+    say('fast rows: p99 at half of the maximum API-key rate');
+    const fastLatency = await measureLatency(ctx, fastTargets(stack), fastThroughput.apk.rps);
     // Phases driven by the Node client have no wrk run to sample CPU in: meter the phase.
     const metered = async <T>(run: () => Promise<T>): Promise<[T, CpuSplit]> => {
       const stop = await cpuMeter(() => stack.roots());
       const result = await run();
       return [result, await stop()];
     };
-    say(`first request of ${options.freshKeys} fresh keys`);
-    const [firstRequest, firstRequestCpu] = await metered(() => measureFirstRequest(ctx));
+    say(`engine rows: first request of ${options.freshKeys} fresh keys`);
+    const [firstRequest, firstRequestCpu] = await metered(() =>
+      measureFirstRequest(ctx, stack.a, { Cookie: stack.cookieA }, 'bench-fresh'),
+    );
     await ctx.sampleMemory('first request');
+    say(`fast rows: first request of ${options.freshKeys} fresh keys`);
+    const [fastFirstRequest, fastFirstRequestCpu] = await metered(() =>
+      measureFirstRequest(ctx, stack.b, {}, 'bench-fresh-fast'),
+    );
     say(`management: ${options.creates} creates, list of ${options.listClients} clients`);
     const [management, managementCpu] = await metered(() => measureManagement(ctx));
     await ctx.sampleMemory('management');
@@ -114,10 +129,12 @@ async function main(): Promise<number> {
       firstRequest,
       management,
       revocation,
+      fast: { throughput: fastThroughput, latency: fastLatency, firstRequest: fastFirstRequest },
       memory,
       memorySamples: ctx.memory,
       phaseCpu: {
         firstRequest: firstRequestCpu,
+        fastFirstRequest: fastFirstRequestCpu,
         management: managementCpu,
         revocation: revocationCpu,
       },
@@ -127,8 +144,14 @@ async function main(): Promise<number> {
     process.stdout.write(
       'CPU split during the maximum-rate runs (cores of 2; "other": not ours):\n',
     );
-    for (const agg of [throughput.baseline, throughput.apk, throughput.bearer]) {
-      process.stdout.write(`  ${agg.target.padEnd(12)} ${formatCpu(agg.cpu)}\n`);
+    const maxRate = [throughput, fastThroughput].flatMap((t) => [
+      t.baseline,
+      t.apk,
+      t.bearer,
+      ...(t.cacheOff ? [t.cacheOff] : []),
+    ]);
+    for (const agg of maxRate) {
+      process.stdout.write(`  ${agg.target.padEnd(13)} ${formatCpu(agg.cpu)}\n`);
     }
     // CPU used by processes that are not part of the run: another test suite on the same
     // machine takes cores from nginx and Node and turns the figures it overlaps into noise.
@@ -149,8 +172,11 @@ async function main(): Promise<number> {
       options,
       setup: {
         path: `GET ${BENCH_PATH} (engine session of a logged-in admin: 200, ~250 bytes)`,
+        fastUpstream: `${stack.fast.responder.upstream}: nginx, 1 worker, return 200 (${Buffer.byteLength(STATIC_BODY)} bytes)`,
         wrk: { threads: options.wrkThreads, connections: options.wrkConnections },
         baselineChanges: stack.baseline.changes,
+        fastBaselineChanges: stack.fast.baseline.changes,
+        cacheOffChanges: stack.fast.cacheOff.changes,
         gatewayMethods: 'API keys and OpenID Connect both on (settings file), A and B alike',
       },
       figures: rows,
@@ -158,6 +184,11 @@ async function main(): Promise<number> {
         throughput,
         latency,
         firstRequest: { ...firstRequest, created: undefined, cpu: firstRequestCpu },
+        fast: {
+          throughput: fastThroughput,
+          latency: fastLatency,
+          firstRequest: { ...fastFirstRequest, created: undefined, cpu: fastFirstRequestCpu },
+        },
         management: { ...management, cpu: managementCpu },
         revocation: { ...revocation, cpu: revocationCpu },
         memory: { ...memory, samples: ctx.memory },

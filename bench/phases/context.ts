@@ -10,7 +10,7 @@ import { runWrk, type WrkResult } from '../wrk/run.js';
 export interface MemorySample {
   /** Authenticated requests gateway A had answered when the sample was taken. */
   requests: number;
-  /** VmRSS of sidecar A, and of sidecar B (not under load: a reference), in MB. */
+  /** VmRSS of sidecar A, and of sidecar B (the fast rows' pair, not the memory load), in MB. */
   sidecarA: number | null;
   sidecarB: number | null;
   at: string;
@@ -62,7 +62,17 @@ export interface Target {
   authenticatedByA: boolean;
 }
 
-export function targets(stack: BenchStack): Record<'baseline' | 'apk' | 'bearer', Target> {
+/** The targets of one group of rows: a gateway, its auth-off baseline, the same path. */
+export interface TargetSet {
+  baseline: Target;
+  apk: Target;
+  bearer: Target;
+  /** The same gateway with its decision cache off (fast group only). */
+  cacheOff?: Target;
+}
+
+/** The engine rows: gateway A and its baseline, the engine behind both. */
+export function targets(stack: BenchStack): TargetSet {
   const common = { Host: 'localhost', Cookie: stack.cookieA };
   return {
     baseline: {
@@ -82,6 +92,41 @@ export function targets(stack: BenchStack): Record<'baseline' | 'apk' | 'bearer'
       url: `${stack.a.url}${BENCH_PATH}`,
       headers: { ...common, Authorization: `Bearer ${stack.bearerToken}` },
       authenticatedByA: true,
+    },
+  };
+}
+
+/**
+ * The fast-upstream rows: gateway B, B's baseline and B's cache-off copy, the static
+ * responder behind all three (it needs no cookie: the requests carry only what auth needs).
+ */
+export function fastTargets(stack: BenchStack): TargetSet {
+  const common = { Host: 'localhost' };
+  const apk = { ...common, Authorization: `apk ${stack.apiKey}` };
+  return {
+    baseline: {
+      name: 'fast baseline',
+      url: `${stack.fast.baseline.url}${BENCH_PATH}`,
+      headers: common,
+      authenticatedByA: false,
+    },
+    apk: {
+      name: 'fast API key',
+      url: `${stack.b.url}${BENCH_PATH}`,
+      headers: apk,
+      authenticatedByA: false,
+    },
+    bearer: {
+      name: 'fast bearer',
+      url: `${stack.b.url}${BENCH_PATH}`,
+      headers: { ...common, Authorization: `Bearer ${stack.bearerToken}` },
+      authenticatedByA: false,
+    },
+    cacheOff: {
+      name: 'fast no cache',
+      url: `${stack.fast.cacheOff.url}${BENCH_PATH}`,
+      headers: apk,
+      authenticatedByA: false,
     },
   };
 }

@@ -1,5 +1,6 @@
 import { Client } from '../load/client.js';
 import { BENCH_PATH } from '../stack/engine-session.js';
+import type { BenchGateway } from '../stack/gateway.js';
 import { percentile } from '../stats.js';
 import type { PhaseContext } from './context.js';
 import { type CreatedKey, createKeys } from './keys.js';
@@ -16,21 +17,28 @@ export interface FirstRequestResult {
 }
 
 /**
- * Keys created through the API and never presented to `/auth` before; each is used for
- * exactly one request. One keep-alive connection, one request at a time, on an otherwise idle
+ * Keys created through the API and never presented to any gateway before; each is used for
+ * exactly one request, so it misses the decision cache and nginx asks the sidecar (the
+ * first-sight path). One keep-alive connection, one request at a time, on an otherwise idle
  * gateway: the latency of a first request, not of a queue. Every fresh request is followed by
  * one with an already-seen key on the same connection, so the two sets share conditions.
+ * `headers`: what the gateway's app needs besides the credential (A's engine: its cookie).
  */
-export async function measureFirstRequest(ctx: PhaseContext): Promise<FirstRequestResult> {
-  const { a, cookieA, apiKey } = ctx.stack;
-  const created = await createKeys(ctx, ctx.options.freshKeys, 'bench-fresh');
-  const client = new Client(a.url, a.ca, 1);
+export async function measureFirstRequest(
+  ctx: PhaseContext,
+  gateway: BenchGateway,
+  headers: Record<string, string>,
+  prefix: string,
+): Promise<FirstRequestResult> {
+  const { apiKey } = ctx.stack;
+  const created = await createKeys(ctx, ctx.options.freshKeys, prefix);
+  const client = new Client(gateway.url, gateway.ca, 1);
   const fresh: number[] = [];
   const seen: number[] = [];
   let failures = 0;
   try {
     const ask = (key: string) =>
-      client.send('GET', BENCH_PATH, { Cookie: cookieA, Authorization: `apk ${key}` });
+      client.send('GET', BENCH_PATH, { ...headers, Authorization: `apk ${key}` });
     await ask(apiKey); // the connection's TLS handshake is not part of any figure
     for (const key of created) {
       const first = await ask(key.token);
@@ -43,7 +51,7 @@ export async function measureFirstRequest(ctx: PhaseContext): Promise<FirstReque
   } finally {
     client.close();
   }
-  ctx.countA(fresh.length + seen.length + 1);
+  if (gateway === ctx.stack.a) ctx.countA(fresh.length + seen.length + 1);
   return {
     keys: created.length,
     fresh: { p50: percentile(fresh, 50), p99: percentile(fresh, 99), max: percentile(fresh, 100) },

@@ -1,7 +1,7 @@
 import { median } from '../stats.js';
 import { FIXED_RATE } from '../wrk/lua.js';
 import { type Aggregate, aggregate } from './aggregate.js';
-import { type MeasuredRun, measure, type PhaseContext, targets } from './context.js';
+import { type MeasuredRun, measure, type PhaseContext, type TargetSet } from './context.js';
 
 export interface LatencyResult {
   /** The fixed rate both targets were driven at: half the gateway's maximum API-key rate. */
@@ -16,8 +16,11 @@ export interface LatencyResult {
  * p99 at half of the gateway's maximum rate, for the baseline and the gateway at the SAME
  * rate (see FIXED_RATE in wrk/lua.ts for how wrk holds it), rounds alternating.
  */
-export async function measureLatency(ctx: PhaseContext, maxRps: number): Promise<LatencyResult> {
-  const t = targets(ctx.stack);
+export async function measureLatency(
+  ctx: PhaseContext,
+  t: TargetSet,
+  maxRps: number,
+): Promise<LatencyResult> {
   const rate = maxRps / 2;
   const intervalMs = (ctx.options.wrkThreads * 1000) / rate;
   const runs: Record<'baseline' | 'apk', MeasuredRun[]> = { baseline: [], apk: [] };
@@ -29,7 +32,7 @@ export async function measureLatency(ctx: PhaseContext, maxRps: number): Promise
       ]);
       runs[which].push(run);
       ctx.say(
-        `  round ${round + 1} ${t[which].name.padEnd(12)} at ${Math.round(rate)} req/s: got ${Math.round(run.rps)} req/s, p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms`,
+        `  round ${round + 1} ${t[which].name.padEnd(13)} at ${Math.round(rate)} req/s: got ${Math.round(run.rps)} req/s, p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms`,
       );
     }
   }

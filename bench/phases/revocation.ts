@@ -25,6 +25,11 @@ export interface RevocationResult {
   p50Ms: number;
   /** Requests sent after DELETE answered and still let through (all pairs, all deletes). */
   acceptedAfterDelete: number;
+  /**
+   * The same per pair: A's sidecar served the DELETE and invalidates its own nginx before it
+   * answers; B's learns of it through LISTEN/NOTIFY and pushes it to its nginx.
+   */
+  byPair: Record<string, { worstMs: number; p50Ms: number; acceptedAfterDelete: number }>;
   /** Unexpected answers (neither 200 nor 401), or deletes that failed. */
   failures: number;
   /** What the failures were, by kind ("status 503 after DELETE", ...). */
@@ -39,8 +44,10 @@ interface Poll {
 
 /**
  * Two proxy+sidecar pairs (gateways A and B) on one database. For each key: pollers on both
- * pairs use it continuously (its answers are warm in every cache), then gateway A's management
- * API deletes it. From the moment DELETE's answer is received (t0), each poller keeps going
+ * pairs use it continuously (its "yes" is in each nginx's decision cache, which alone would
+ * keep it for `auth_cache.max_age_ms`), then gateway A's management API deletes it: what is
+ * measured is the pushed invalidation, on A (before DELETE answers) and on B (LISTEN/NOTIFY).
+ * From the moment DELETE's answer is received (t0), each poller keeps going
  * until CONFIRM refusals in a row; the time for that poller is when the first request of that
  * final run of refusals was sent, minus t0: an upper bound, by at most POLL_MS + one round
  * trip. Deletes run `revocationBatch` at a time to fit the time budget.
@@ -49,6 +56,8 @@ export async function measureRevocation(ctx: PhaseContext): Promise<RevocationRe
   const keys = await createKeys(ctx, ctx.options.revocations, 'bench-revoke');
   const admin = new Client(ctx.stack.a.url, ctx.stack.a.ca, ctx.options.revocationBatch);
   const times: number[] = [];
+  const pairTimes = new Map<string, number[]>();
+  const pairAccepted = new Map<string, number>();
   let acceptedAfterDelete = 0;
   let failures = 0;
   const failureKinds: Record<string, number> = {};
@@ -59,6 +68,10 @@ export async function measureRevocation(ctx: PhaseContext): Promise<RevocationRe
       for (const r of results) {
         times.push(r.ms);
         acceptedAfterDelete += r.accepted;
+        for (const [pair, v] of Object.entries(r.byPair)) {
+          pairTimes.set(pair, [...(pairTimes.get(pair) ?? []), v.ms]);
+          pairAccepted.set(pair, (pairAccepted.get(pair) ?? 0) + v.accepted);
+        }
         failures += r.failures.length;
         for (const kind of r.failures) failureKinds[kind] = (failureKinds[kind] ?? 0) + 1;
       }
@@ -71,6 +84,16 @@ export async function measureRevocation(ctx: PhaseContext): Promise<RevocationRe
     worstMs: percentile(times, 100),
     p50Ms: percentile(times, 50),
     acceptedAfterDelete,
+    byPair: Object.fromEntries(
+      [...pairTimes].map(([pair, ms]) => [
+        pair,
+        {
+          worstMs: percentile(ms, 100),
+          p50Ms: percentile(ms, 50),
+          acceptedAfterDelete: pairAccepted.get(pair) ?? 0,
+        },
+      ]),
+    ),
     failures,
     failureKinds,
     pollMs: POLL_MS,
@@ -78,21 +101,22 @@ export async function measureRevocation(ctx: PhaseContext): Promise<RevocationRe
 }
 
 async function revokeOne(ctx: PhaseContext, admin: Client, key: CreatedKey) {
-  const { a, b, cookieA, cookieB } = ctx.stack;
-  const pairs: [BenchGateway, string][] = [
-    [a, cookieA],
-    [b, cookieB],
+  const { a, b, cookieA } = ctx.stack;
+  // A's app is the engine, which wants its session cookie; B's is the static responder.
+  const pairs: [BenchGateway, Record<string, string>][] = [
+    [a, { Cookie: cookieA }],
+    [b, {}],
   ];
   let deleteSentAt: number | null = null;
   let deletedAt: number | null = null;
   const deadline = { at: Number.POSITIVE_INFINITY };
-  const pollers = pairs.flatMap(([gateway, cookie]) => {
+  const pollers = pairs.flatMap(([gateway, headers]) => {
     const client = new Client(gateway.url, gateway.ca, POLLERS);
     return Array.from({ length: POLLERS }, () => ({
       client,
       gateway: gateway.name,
       polls: [] as Poll[],
-      cookie,
+      headers,
     }));
   });
   let warmed = 0;
@@ -107,7 +131,7 @@ async function revokeOne(ctx: PhaseContext, admin: Client, key: CreatedKey) {
       let answer: Answer;
       try {
         answer = await p.client.send('GET', BENCH_PATH, {
-          Cookie: p.cookie,
+          ...p.headers,
           Authorization: `apk ${key.token}`,
         });
       } catch (err) {
@@ -155,18 +179,25 @@ async function revokeOne(ctx: PhaseContext, admin: Client, key: CreatedKey) {
 
   let worst = 0;
   let accepted = 0;
+  const byPair: Record<string, { ms: number; accepted: number }> = {};
   const t0 = deletedAt;
   for (const p of pollers) {
     const after = p.polls.filter((x) => x.sentAt >= t0);
-    accepted += after.filter((x) => x.status === 200).length;
+    const acceptedHere = after.filter((x) => x.status === 200).length;
+    accepted += acceptedHere;
     // Start of the final run of refusals.
     let start = after.length;
     while (start > 0 && after[start - 1]!.status === 401) start -= 1;
     const refusedFrom = start < after.length ? after[start]!.sentAt : performance.now();
     worst = Math.max(worst, refusedFrom - t0);
+    const pair = byPair[p.gateway] ?? { ms: 0, accepted: 0 };
+    byPair[p.gateway] = {
+      ms: Math.max(pair.ms, refusedFrom - t0),
+      accepted: pair.accepted + acceptedHere,
+    };
   }
   ctx.countA(
     pollers.filter((p) => p.gateway === a.name).reduce((n, p) => n + p.polls.length, 0) + 1,
   );
-  return { ms: worst, accepted, failures };
+  return { ms: worst, accepted, byPair, failures };
 }

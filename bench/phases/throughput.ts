@@ -1,11 +1,19 @@
 import { MAX_RATE } from '../wrk/lua.js';
 import { type Aggregate, aggregate } from './aggregate.js';
-import { type MeasuredRun, measure, type PhaseContext, type Target, targets } from './context.js';
+import {
+  type MeasuredRun,
+  measure,
+  type PhaseContext,
+  type Target,
+  type TargetSet,
+} from './context.js';
 
 export interface ThroughputResult {
   baseline: Aggregate;
   apk: Aggregate;
   bearer: Aggregate;
+  /** The same gateway with its decision cache off, when the set has it. */
+  cacheOff?: Aggregate;
 }
 
 /**
@@ -14,9 +22,11 @@ export interface ThroughputResult {
  * processes, CPU frequency) falls on every target alike. A warm-up run of each target first
  * (not counted): JIT in the sidecar and the engine, pools, the bearer key set, nginx caches.
  */
-export async function measureThroughput(ctx: PhaseContext): Promise<ThroughputResult> {
-  const t = targets(ctx.stack);
-  const order: Target[] = [t.baseline, t.apk, t.bearer];
+export async function measureThroughput(
+  ctx: PhaseContext,
+  t: TargetSet,
+): Promise<ThroughputResult> {
+  const order: Target[] = [t.baseline, t.apk, t.bearer, ...(t.cacheOff ? [t.cacheOff] : [])];
   for (const target of order) {
     const warm = await measure(ctx, target, ctx.options.warmupSeconds, MAX_RATE);
     ctx.say(`  warm-up ${target.name}: ${Math.round(warm.rps)} req/s`);
@@ -27,7 +37,7 @@ export async function measureThroughput(ctx: PhaseContext): Promise<ThroughputRe
       const run = await measure(ctx, target, ctx.options.seconds, MAX_RATE);
       runs.get(target)!.push(run);
       ctx.say(
-        `  round ${round + 1} ${target.name.padEnd(12)} ${Math.round(run.rps)} req/s, p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms`,
+        `  round ${round + 1} ${target.name.padEnd(13)} ${Math.round(run.rps)} req/s, p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms`,
       );
     }
   }
@@ -35,5 +45,6 @@ export async function measureThroughput(ctx: PhaseContext): Promise<ThroughputRe
     baseline: aggregate(t.baseline.name, runs.get(t.baseline)!),
     apk: aggregate(t.apk.name, runs.get(t.apk)!),
     bearer: aggregate(t.bearer.name, runs.get(t.bearer)!),
+    ...(t.cacheOff ? { cacheOff: aggregate(t.cacheOff.name, runs.get(t.cacheOff)!) } : {}),
   };
 }

@@ -1,55 +1,85 @@
+import { basename } from 'node:path';
+import { NGINX_NAMES } from '../../common/contract.js';
+
 /**
- * The baseline's server configuration: the gateway's own rendered `default.conf`, with
- * authentication switched off and nothing else changed. Derived from the file on disk (not
- * from the template), so whatever the gateway's nginx does today (TLS include, keep-alive
- * upstreams, proxy headers, buffers) the baseline does too, and the difference measured is the
- * cost of authentication alone.
+ * Second nginx instances derived from a gateway's own rendered `default.conf`, read from disk
+ * (not from the template), so whatever the gateway's nginx does today (TLS include, keep-alive
+ * upstreams, proxy headers, shared dicts, error pages) the derived one does too, and the
+ * difference measured is the one change named.
  *
- * Changes, each the smallest that makes it a second, independent nginx without auth:
- * - every `auth_request <uri>;` becomes `auth_request off;` wherever it is (server level
- *   today). The `auth_request_set` lines stay: nginx's auth_request handler returns before
- *   evaluating them when auth is off, and removing them would leave `$client_id` & co.
- *   undefined. Their variables are empty, so the identity headers are not sent upstream.
- * - `listen` ports move to the baseline's own ports (same flags: ssl, http2...).
- * - paths nginx writes at run time inside the server file (`*_cache_path`, e.g. an auth
- *   answer cache) move into the baseline's directory, so two nginx never share one.
+ * Every derivation first makes the copy a second, independent nginx, with the smallest
+ * changes that allow it:
+ * - `listen` ports move to the copy's own ports (same flags: ssl, http2...);
+ * - `listen "unix:<path>"` (the control server) moves to `<runtimeDir>/<same name>`: two nginx
+ *   cannot bind one socket. Every other mention of that path (the `set` that tells the Lua
+ *   code where to ask) follows, so the copy never talks to the gateway's nginx.
  * Everything else stays byte for byte: the `include` of the gateway's `ssl.conf` (same
- * certificate, protocols, ciphers, session cache), the upstream blocks (the same engine
- * socket; the sidecar upstream is never used), the locations.
+ * certificate, protocols, ciphers, session cache), the upstream blocks (the same app and
+ * sidecar sockets), the locations.
  */
-export interface BaselineConf {
+export interface DerivedConf {
   text: string;
-  /** Lines changed, for the report ("auth_request /_auth; → auth_request off;"). */
+  /** Lines changed, for the report ("access_by_lua_block ...  →  (removed)"). */
   changes: string[];
 }
 
+/**
+ * The baseline: authentication switched off and nothing else changed. The one-line
+ * `access_by_lua_block` directives (server level, and the management location's) are
+ * removed; nothing else in the file runs Lua per request. The identity variables keep their
+ * empty `set` values, so no identity header reaches the app. `init_by_lua_block` and the
+ * shared dicts stay: they cost nothing per request and keep the two processes alike.
+ */
 export function deriveBaselineConf(
   gatewayConf: string,
   ports: Map<number, number>,
   runtimeDir: string,
-): BaselineConf {
-  const changes: string[] = [];
-  const lines = gatewayConf.split('\n').map((line) => {
+): DerivedConf {
+  if (/^\s*auth_request\s/m.test(gatewayConf)) {
+    throw new Error('the gateway default.conf still uses auth_request: rebuild (npm run build)');
+  }
+  const moved = moveListeners(gatewayConf, ports, runtimeDir);
+  const changes = [...moved.changes];
+  const lines = moved.text.split('\n').filter((line) => {
     const code = line.replace(/#.*$/, '');
-    let out = line;
-    const auth = /^(\s*)auth_request\s+(?!off\s*;)\S+\s*;/.exec(code);
-    if (auth) out = `${auth[1]}auth_request off;`;
-    const listen = /^(\s*listen\s+(?:\S+:)?)(\d+)\b(.*)$/.exec(line);
-    if (listen) {
-      const to = ports.get(Number(listen[2]));
-      if (to === undefined) throw new Error(`no baseline port for "${line.trim()}"`);
-      out = `${listen[1]}${to}${listen[3]}`;
+    if (!/\baccess_by_lua/.test(code)) return true;
+    // Only the one-line block form is known to be complete on its line; anything else
+    // (a multi-line block, access_by_lua_file) could not be removed whole.
+    if (!/^\s*access_by_lua_block\s*\{[^{}]*\}\s*$/.test(code)) {
+      throw new Error(`cannot switch off "${line.trim()}": not a one-line access_by_lua_block`);
     }
-    const cachePath = /^(\s*\w+_cache_path\s+)("[^"]*"|\S+)(.*)$/.exec(code);
-    if (cachePath) {
-      const name = cachePath[2]!.replace(/^"|"$/g, '').replace(/\W+/g, '_');
-      out = `${cachePath[1]}"${runtimeDir}/cache${name}"${cachePath[3]}`;
-    }
-    if (out !== line) changes.push(`${line.trim()}  →  ${out.trim()}`);
+    changes.push(`${line.trim()}  →  (removed)`);
+    return false;
+  });
+  if (!changes.some((c) => c.endsWith('(removed)'))) {
+    throw new Error('the gateway default.conf has no access_by_lua_block to switch off');
+  }
+  return { text: lines.join('\n'), changes };
+}
+
+/**
+ * The gateway with its decision cache off: every request asks the sidecar (the gateway's own,
+ * through the upstream socket the copy shares). Only the `set` of the lifetime changes, to
+ * the documented "0: every request asks the sidecar".
+ */
+export function deriveCacheOffConf(
+  gatewayConf: string,
+  ports: Map<number, number>,
+  runtimeDir: string,
+): DerivedConf {
+  const moved = moveListeners(gatewayConf, ports, runtimeDir);
+  const changes = [...moved.changes];
+  const name = NGINX_NAMES.maxAgeVariable.replace('$', '\\$');
+  const pattern = new RegExp(`^(\\s*set\\s+${name}\\s+)\\S+;`);
+  const lines = moved.text.split('\n').map((line) => {
+    const set = pattern.exec(line);
+    if (!set) return line;
+    const out = `${set[1]}0;`;
+    changes.push(`${line.trim()}  →  ${out.trim()}`);
     return out;
   });
-  if (!changes.some((c) => c.includes('auth_request off'))) {
-    throw new Error('the gateway default.conf has no auth_request to switch off');
+  if (!changes.some((c) => c.includes(NGINX_NAMES.maxAgeVariable))) {
+    throw new Error(`the gateway default.conf has no "set ${NGINX_NAMES.maxAgeVariable}"`);
   }
   return { text: lines.join('\n'), changes };
 }
@@ -58,4 +88,28 @@ export function deriveBaselineConf(
 export function listenPorts(conf: string): number[] {
   const ports = [...conf.matchAll(/^\s*listen\s+(?:\S+:)?(\d+)\b/gm)].map((m) => Number(m[1]));
   return [...new Set(ports)];
+}
+
+/** Ports to the copy's, unix sockets into `runtimeDir` (see the module comment). */
+function moveListeners(conf: string, ports: Map<number, number>, runtimeDir: string): DerivedConf {
+  const changes: string[] = [];
+  const sockets = new Map<string, string>();
+  for (const m of conf.matchAll(/^\s*listen\s+"?unix:([^";\s]+)"?/gm)) {
+    const to = `${runtimeDir}/${basename(m[1]!)}`;
+    if (to === m[1]) throw new Error(`the copy's socket ${to} is the gateway's own`);
+    sockets.set(m[1]!, to);
+  }
+  const lines = conf.split('\n').map((line) => {
+    let out = line;
+    const listen = /^(\s*listen\s+(?:\S+:)?)(\d+)\b(.*)$/.exec(line);
+    if (listen) {
+      const to = ports.get(Number(listen[2]));
+      if (to === undefined) throw new Error(`no port for the copy of "${line.trim()}"`);
+      out = `${listen[1]}${to}${listen[3]}`;
+    }
+    for (const [from, to] of sockets) out = out.replaceAll(from, to);
+    if (out !== line) changes.push(`${line.trim()}  →  ${out.trim()}`);
+    return out;
+  });
+  return { text: lines.join('\n'), changes };
 }

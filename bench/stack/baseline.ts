@@ -5,8 +5,14 @@ import { join } from 'node:path';
 import { LAYOUT, nginxArgs, writeMainConf } from '../../generator/index.js';
 import { locateNginx, waitForHttps } from '../../native/nginx.js';
 import { freePort } from '../../native/ports.js';
-import { deriveBaselineConf, listenPorts } from './baseline-conf.js';
+import {
+  type DerivedConf,
+  deriveBaselineConf,
+  deriveCacheOffConf,
+  listenPorts,
+} from './baseline-conf.js';
 
+/** A second nginx serving a copy of a gateway's configuration with one thing changed. */
 export interface Baseline {
   url: string;
   port: number;
@@ -17,19 +23,37 @@ export interface Baseline {
   stop(): Promise<void>;
 }
 
+/** The gateway's configuration with authentication off (see deriveBaselineConf). */
+export function startBaseline(dir: string, gatewayConfigDir: string): Promise<Baseline> {
+  return startDerived(dir, gatewayConfigDir, deriveBaselineConf, 'baseline nginx');
+}
+
+/** The gateway's configuration with its decision cache off (see deriveCacheOffConf). */
+export function startCacheOff(dir: string, gatewayConfigDir: string): Promise<Baseline> {
+  return startDerived(dir, gatewayConfigDir, deriveCacheOffConf, 'cache-off nginx');
+}
+
+type Derive = (conf: string, ports: Map<number, number>, runtimeDir: string) => DerivedConf;
+
 /**
- * A second nginx (the same binary the gateway runs) serving the gateway's configuration with
- * authentication off (see baseline-conf.ts), from its own configuration and runtime
- * directories under `dir`, with the same main nginx.conf (`writeMainConf`: same worker count,
- * connections, logging to a file like the gateway's).
+ * A second nginx (the same binary the gateway runs) serving a derived copy of the gateway's
+ * default.conf, from its own configuration and runtime directories under `dir`, with the same
+ * main nginx.conf (`writeMainConf`: same worker count, connections, Lua path, logging to a
+ * file like the gateway's).
  */
-export async function startBaseline(dir: string, gatewayConfigDir: string): Promise<Baseline> {
+async function startDerived(
+  dir: string,
+  gatewayConfigDir: string,
+  derive: Derive,
+  what: string,
+): Promise<Baseline> {
   const configDir = join(dir, 'config');
   const runtimeDir = join(dir, 'run');
+  await mkdir(runtimeDir, { recursive: true });
   const gatewayConf = await readFile(join(gatewayConfigDir, LAYOUT.defaultConf), 'utf8');
   const ports = new Map<number, number>();
   for (const port of listenPorts(gatewayConf)) ports.set(port, await freePort());
-  const derived = deriveBaselineConf(gatewayConf, ports, runtimeDir);
+  const derived = derive(gatewayConf, ports, runtimeDir);
   const confFile = join(configDir, LAYOUT.defaultConf);
   await mkdir(join(confFile, '..'), { recursive: true });
   await writeFile(confFile, derived.text);
@@ -38,7 +62,7 @@ export async function startBaseline(dir: string, gatewayConfigDir: string): Prom
     configDir,
     errorLog: join(dir, 'nginx-error.log'),
     accessLog: join(dir, 'nginx-access.log'),
-    // As the native runner does: as root, workers must reach the owner-only engine socket.
+    // As the native runner does: as root, workers must reach the owner-only sockets.
     ...(process.getuid?.() === 0 ? { user: 'root' } : {}),
   });
   const port = [...ports.values()][0]!;
@@ -62,7 +86,8 @@ export async function startBaseline(dir: string, gatewayConfigDir: string): Prom
     await waitForHttps(port, 15_000, running);
   } catch (err) {
     await stop();
-    throw new Error(`baseline nginx: ${(err as Error).message}\n${stderr}`);
+    const log = await readFile(join(dir, 'nginx-error.log'), 'utf8').catch(() => '');
+    throw new Error(`${what}: ${(err as Error).message}\n${stderr}${log}`);
   }
   return { url: `https://127.0.0.1:${port}`, port, pid: child.pid, changes: derived.changes, stop };
 }

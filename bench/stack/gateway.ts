@@ -39,6 +39,8 @@ export interface GatewayStart {
   /** Extra environment (GATEWAY_SETTINGS, OIDC_CA_FILE...). */
   env: Record<string, string>;
   engineAdminPassword: string;
+  /** The HTTPS port, when its configuration was rendered before the start; default: a free one. */
+  port?: number;
 }
 
 /** Spawns the runner exactly as an operator would, and waits for its "Gateway ready" line. */
@@ -47,7 +49,7 @@ export async function startGateway(start: GatewayStart): Promise<BenchGateway> {
   // As root, embedded PostgreSQL would run as "postgres"; the shared database lives elsewhere,
   // but keep the home enterable like test/support/native-stack.ts does.
   await chmod(start.home, 0o755);
-  const port = await freePort();
+  const port = start.port ?? (await freePort());
   const runner: RunningProcess = startProcess(process.execPath, [MAIN], {
     PATH: process.env.PATH,
     GATEWAY_HOME: start.home,

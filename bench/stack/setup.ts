@@ -5,6 +5,7 @@ import type { ProcessRoots } from '../cpu-split.js';
 import { Client } from '../load/client.js';
 import { type Baseline, startBaseline } from './baseline.js';
 import { BENCH_PATH, engineSessionCookie } from './engine-session.js';
+import { checkFast, type FastStack, startFastParts, startFastUpstream } from './fast-stack.js';
 import { type BenchGateway, startGateway } from './gateway.js';
 import { BEARER_CLIENT, type BenchOidc, startOidc } from './oidc.js';
 import { type SharedDatabase, startSharedDatabase } from './postgres.js';
@@ -18,12 +19,16 @@ export interface BenchStack {
   oidc: BenchOidc;
   /** Gateway A: every load row, the management row and the memory row. */
   a: BenchGateway;
-  /** Gateway B: the second proxy+sidecar pair on the same database (revocation). */
+  /**
+   * Gateway B: the second proxy+sidecar pair on the same database (revocation), whose app is
+   * the static responder (the fast-upstream rows).
+   */
   b: BenchGateway;
   baseline: Baseline;
-  /** Engine session cookies of A's and B's engines (the baseline shares A's engine). */
+  /** The fast-upstream rows' parts: static responder, B's baseline, B with its cache off. */
+  fast: FastStack;
+  /** Engine session cookie of A's engine (the baseline shares A's engine). */
   cookieA: string;
-  cookieB: string;
   /** A non-admin client's key, as an ordinary API caller has. */
   apiKey: string;
   bearerToken: string;
@@ -46,9 +51,16 @@ export async function startStack(
   cleanup.add('OpenID Connect provider', () => oidc.provider.stop());
   const engineAdminPassword = randomBytes(12).toString('base64url');
   const common = { databaseUrl: db.url, env: oidc.gatewayEnv, engineAdminPassword };
+  const fastUpstream = await startFastUpstream(dir, join(dir, 'b'), oidc.gatewayEnv, cleanup);
   const started = await Promise.allSettled([
     startGateway({ ...common, name: 'A', home: join(dir, 'a'), createKey: true }),
-    startGateway({ ...common, name: 'B', home: join(dir, 'b'), createKey: false }),
+    startGateway({
+      ...common,
+      name: 'B',
+      home: join(dir, 'b'),
+      createKey: false,
+      port: fastUpstream.port,
+    }),
   ]);
   for (const s of started)
     if (s.status === 'fulfilled') cleanup.add(`gateway ${s.value.name}`, s.value.stop);
@@ -61,11 +73,9 @@ export async function startStack(
   cleanup.add('baseline nginx', baseline.stop);
   say(`baseline (A's default.conf, auth off): ${baseline.url}`);
   for (const change of baseline.changes) say(`  ${change}`);
+  const fast = await startFastParts(dir, fastUpstream.responder, b, cleanup, say);
 
-  const [cookieA, cookieB] = await Promise.all([
-    engineSessionCookie(a.appSocket, engineAdminPassword),
-    engineSessionCookie(b.appSocket, engineAdminPassword),
-  ]);
+  const cookieA = await engineSessionCookie(a.appSocket, engineAdminPassword);
   const admin = new Client(a.url, a.ca);
   const create = async (body: Record<string, unknown>) => {
     const res = await admin.send(
@@ -94,8 +104,8 @@ export async function startStack(
     a,
     b,
     baseline,
+    fast,
     cookieA,
-    cookieB,
     apiKey,
     bearerToken,
     roots: (wrkPid) => ({
@@ -107,6 +117,7 @@ export async function startStack(
       'nginx B': b.pids.nginx,
       'sidecar B': b.pids.sidecar,
       'engine B': b.pids.app,
+      ...fast.roots(),
       postgres: db.pid,
       // The runners themselves (idle once started); their children are the roots above.
       'runner A': a.pids.runner,
@@ -155,11 +166,5 @@ async function checkStack(s: BenchStack): Promise<void> {
     200,
     'gateway A, bearer token',
   );
-  await expect(
-    s.b.url,
-    s.b.ca,
-    { Cookie: s.cookieB, Authorization: `apk ${s.apiKey}` },
-    200,
-    'gateway B, API key',
-  );
+  await checkFast(s);
 }

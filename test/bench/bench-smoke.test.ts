@@ -14,8 +14,8 @@ afterAll(async () => {
 });
 
 // A smoke test of the harness (npm run bench -- --quick): it runs to the end, produces every
-// figure of issue 7's table as JSON, and leaves nothing behind. Timings never decide here:
-// pass/fail of a target is the bench's report, not this test's.
+// figure of the table (issue 7's engine rows, issue 10's fast rows) as JSON, and leaves nothing
+// behind. Timings never decide here: pass/fail of a target is the bench's report, not this test's.
 test('npm run bench --quick produces every figure as JSON and cleans up', async () => {
   expect(existsSync(MAIN), 'run `npm run build` first').toBe(true);
   out = await mkdtemp(join(tmpdir(), 'gw-bench-smoke-'));
