@@ -96,6 +96,11 @@ export const NGINX_NAMES = {
     { match: '=', path: '/_auth' },
     { match: '=', path: '/_auth_admin' },
   ],
+  /**
+   * `set` in default.conf after the settings: their values joined by nginx itself, so the hot
+   * path reads one variable instead of one per setting.
+   */
+  decisionInputsVariable: '$gateway_decision_inputs',
   /** `set` in default.conf: the control socket, as `unix:/path`, for the Lua code. */
   controlSocketVariable: '$gateway_control_socket',
   /** Shared dicts: decisions (evicts when full) and revocation markers (never evicts live ones). */

@@ -1,5 +1,6 @@
 import {
   CONTROL,
+  DECISION_VARIABLES,
   FORWARDED_TO_SIDECAR,
   IDENTITY_FROM_SIDECAR,
   NGINX_NAMES,
@@ -59,6 +60,8 @@ export interface DecisionCacheModel {
   controlListen: string;
   /** `set $gateway_control_socket "unix:..."`: where the Lua code asks on a miss. */
   controlSocket: NameValue;
+  /** `set $gateway_decision_inputs "..."`: every setting a decision depends on, joined. */
+  decisionInputs: NameValue;
 }
 
 /** Everything `templates/ssl.conf.hbs` needs. */
@@ -143,6 +146,11 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       size: settings.auth_cache.size,
       maxAge: { name: NGINX_NAMES.maxAgeVariable, value: String(settings.auth_cache.max_age_ms) },
       controlListen: quoted(`unix:${settings.auth_cache.control_socket}`),
+      decisionInputs: {
+        name: NGINX_NAMES.decisionInputsVariable,
+        // A separator no setting can contain (the settings' allow-lists refuse it).
+        value: `"${DECISION_VARIABLES.join('|')}"`,
+      },
       controlSocket: {
         name: NGINX_NAMES.controlSocketVariable,
         value: quoted(`unix:${settings.auth_cache.control_socket}`),

@@ -22,13 +22,9 @@ local function refuse(answer, headers)
   return respond.json(answer.status, answer.body, headers)
 end
 
+-- Every setting the decision depends on, joined by nginx (one variable read per request).
 local function decision_inputs()
-  local values = {}
-  local names = contract.decision_variables
-  for i = 1, #names do
-    values[i] = ngx.var[names[i]] or ""
-  end
-  return values
+  return { ngx.var[contract.decision_inputs_variable] or "" }
 end
 
 local function use(identity)
