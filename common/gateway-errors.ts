@@ -31,7 +31,12 @@ export const NGINX_ERROR_PAGES: ReadonlyArray<GatewayAnswer & { nginxStatus: num
     code: 'LENGTH_REQUIRED',
     message: 'The request body needs a Content-Length.',
   },
-  { nginxStatus: 413, status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'The request body is too large.' },
+  {
+    nginxStatus: 413,
+    status: 413,
+    code: 'PAYLOAD_TOO_LARGE',
+    message: 'The request body is too large.',
+  },
   { nginxStatus: 414, status: 414, code: 'URI_TOO_LONG', message: 'The request URI is too long.' },
   // nginx's internal 494 "request header too large" is answered with the standard 431.
   {
@@ -52,7 +57,8 @@ export const NGINX_ERROR_PAGES: ReadonlyArray<GatewayAnswer & { nginxStatus: num
     nginxStatus: 501,
     status: 501,
     code: 'NOT_IMPLEMENTED',
-    message: 'The request uses a feature this gateway does not implement (for example a transfer encoding).',
+    message:
+      'The request uses a feature this gateway does not implement (for example a transfer encoding).',
   },
   {
     nginxStatus: 502,
@@ -86,6 +92,19 @@ export const LUA_ANSWERS = {
     status: 400,
     code: 'BAD_HEADER',
     message: 'A request header contains control characters.',
+  },
+  // nginx drops a header line whose name is not a token (or takes a line without a colon as an
+  // empty header) and passes the request on; the sender meant something the gateway never saw.
+  badHeaderLine: {
+    status: 400,
+    code: 'BAD_HEADER',
+    message: 'A request header line is malformed (it needs a token name, then a colon).',
+  },
+  // HTTP/0.9 has no headers, so no credential; its answer has no status line, only this body.
+  httpVersionNotSupported: {
+    status: 505,
+    code: 'HTTP_VERSION_NOT_SUPPORTED',
+    message: 'This HTTP version is not supported.',
   },
   tooManyHeaders: {
     status: 431,

@@ -2,6 +2,12 @@
  * The generator as a library: the native runner and the container entrypoint call these
  * in-process; `gateway-config` (cli.ts) is a thin shell around them.
  */
+
+export {
+  FORWARDED_TO_SIDECAR,
+  IDENTITY_FROM_SIDECAR,
+  REFUSAL_FROM_SIDECAR,
+} from '../common/contract.js';
 export { type CertificatePair, createSelfSignedCertificate } from './certificate.js';
 export { type CertificateFiles, certificateProblems } from './certificate-check.js';
 export { type CheckOptions, type CheckReport, checkConfigDir } from './check.js';
@@ -13,17 +19,12 @@ export {
   renderConfigDir,
 } from './config-dir.js';
 export {
-  FORWARDED_TO_SIDECAR,
-  IDENTITY_FROM_SIDECAR,
-  REFUSAL_FROM_SIDECAR,
-} from '../common/contract.js';
-export { LUA_CONTRACT_PATH, renderLuaContract } from './lua-contract.js';
-export {
   CertificateError,
   GeneratorError,
   SettingsError,
 } from './errors.js';
 export { inConfigDir, LAYOUT } from './layout.js';
+export { LUA_CONTRACT_PATH, renderLuaContract } from './lua-contract.js';
 export {
   defaultLuaDir,
   detectModules,

@@ -10,14 +10,20 @@ import {
   REFUSAL_FROM_SIDECAR,
   REQUIRE_ADMIN_HEADER,
 } from '../common/contract.js';
-import { answerBody, type GatewayAnswer, LUA_ANSWERS, NGINX_ERROR_PAGES } from '../common/gateway-errors.js';
+import {
+  answerBody,
+  type GatewayAnswer,
+  LUA_ANSWERS,
+  NGINX_ERROR_PAGES,
+} from '../common/gateway-errors.js';
 
 /** Where the generated module lives, relative to the package root. */
 export const LUA_CONTRACT_PATH = 'lua/gateway/contract.lua';
 
 /** A Lua string literal; only printable ASCII is ever generated, so JSON's escapes are Lua's. */
 function str(value: string): string {
-  if (!/^[\x20-\x7e]*$/.test(value)) throw new Error(`not printable ASCII: ${JSON.stringify(value)}`);
+  if (!/^[\x20-\x7e]*$/.test(value))
+    throw new Error(`not printable ASCII: ${JSON.stringify(value)}`);
   return JSON.stringify(value);
 }
 

@@ -51,7 +51,8 @@ export class NginxControl implements DecisionInvalidator {
         (res) => {
           res.resume();
           const ok = res.statusCode === 204;
-          if (!ok) this.log.error('nginx refused an invalidation', { path, status: res.statusCode });
+          if (!ok)
+            this.log.error('nginx refused an invalidation', { path, status: res.statusCode });
           resolve(ok);
         },
       );
