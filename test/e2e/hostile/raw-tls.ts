@@ -1,3 +1,4 @@
+import { connect as connectTcp, type Socket } from 'node:net';
 import { connect } from 'node:tls';
 
 /** What came back on one raw TLS connection. */
@@ -22,20 +23,35 @@ export interface RawTarget {
   servername: string;
 }
 
+export interface ExchangeOptions {
+  /** Plain TCP instead of TLS (to see what the TLS port says to plain HTTP). */
+  plain?: boolean;
+  /** Close the sending side (TLS close_notify, then FIN) right after the bytes. */
+  endAfterWrite?: boolean;
+  timeoutMs?: number;
+}
+
 /**
  * Writes `bytes` as they are on a fresh TLS connection (HTTP/1.1 by ALPN) and reads one answer:
  * interim 1xx answers are skipped, the final one is read by its Content-Length or chunks, or up
  * to the close. Nothing is normalised on the way, so malformed requests stay malformed.
  */
-export function exchange(target: RawTarget, bytes: Buffer, timeoutMs = 10_000): Promise<RawAnswer> {
+export function exchange(
+  target: RawTarget,
+  bytes: Buffer,
+  options: ExchangeOptions = {},
+): Promise<RawAnswer> {
+  const timeoutMs = options.timeoutMs ?? 10_000;
   return new Promise((resolve, reject) => {
-    const socket = connect({
-      host: '127.0.0.1',
-      port: target.port,
-      servername: target.servername,
-      ca: target.ca,
-      ALPNProtocols: ['http/1.1'],
-    });
+    const socket: Socket = options.plain
+      ? connectTcp({ host: '127.0.0.1', port: target.port })
+      : connect({
+          host: '127.0.0.1',
+          port: target.port,
+          servername: target.servername,
+          ca: target.ca,
+          ALPNProtocols: ['http/1.1'],
+        });
     let received = Buffer.alloc(0);
     let settled = false;
     const finish = (answer: RawAnswer | Error) => {
@@ -47,10 +63,18 @@ export function exchange(target: RawTarget, bytes: Buffer, timeoutMs = 10_000): 
       else resolve(answer);
     };
     const timer = setTimeout(
-      () => finish(new Error(`no complete answer in ${timeoutMs} ms; got ${JSON.stringify(received.toString('latin1'))}`)),
+      () =>
+        finish(
+          new Error(
+            `no complete answer in ${timeoutMs} ms; got ${JSON.stringify(received.toString('latin1'))}`,
+          ),
+        ),
       timeoutMs,
     );
-    socket.once('secureConnect', () => socket.write(bytes));
+    socket.once(options.plain ? 'connect' : 'secureConnect', () => {
+      socket.write(bytes);
+      if (options.endAfterWrite) socket.end();
+    });
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);
       const answer = parse(received, false);
