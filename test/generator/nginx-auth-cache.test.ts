@@ -82,7 +82,10 @@ describe('the decision cache in shared memory', () => {
   test("a token's entry never outlives its exp, however long max_age_ms is", async () => {
     const auth = `Bearer token-${++n}`;
     const exp = Math.floor(Date.now() / 1000) + 1;
-    gw.stubSidecar.handler = allow({ 'X-Gateway-Valid-Until': String(exp), 'X-Auth-Method': 'bearer' });
+    gw.stubSidecar.handler = allow({
+      'X-Gateway-Valid-Until': String(exp),
+      'X-Auth-Method': 'bearer',
+    });
     expect((await get(auth)).status).toBe(200);
     expect((await get(auth)).status).toBe(200);
     expect(gw.authCalls()).toHaveLength(1);
@@ -119,7 +122,7 @@ describe('the decision cache in shared memory', () => {
 });
 
 describe('revocation pushed through the control socket', () => {
-  test("invalidating a client drops its decisions, and only its own", async () => {
+  test('invalidating a client drops its decisions, and only its own', async () => {
     const mine = credential();
     const other = credential();
     gw.stubSidecar.handler = (seen, res) =>
