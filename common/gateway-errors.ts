@@ -93,6 +93,19 @@ export const LUA_ANSWERS = {
     code: 'BAD_HEADER',
     message: 'A request header contains control characters.',
   },
+  // nginx drops a header line whose name is not a token (or takes a line without a colon as an
+  // empty header) and passes the request on; the sender meant something the gateway never saw.
+  badHeaderLine: {
+    status: 400,
+    code: 'BAD_HEADER',
+    message: 'A request header line is malformed (it needs a token name, then a colon).',
+  },
+  // HTTP/0.9 has no headers, so no credential; its answer has no status line, only this body.
+  httpVersionNotSupported: {
+    status: 505,
+    code: 'HTTP_VERSION_NOT_SUPPORTED',
+    message: 'This HTTP version is not supported.',
+  },
   tooManyHeaders: {
     status: 431,
     code: 'HEADERS_TOO_LARGE',

@@ -73,6 +73,7 @@ export interface SslConfModel {
 }
 
 const APP_UPSTREAM = 'gateway_app';
+const MANAGEMENT_PATH = '/v1/management/';
 const SIDECAR_UPSTREAM = 'gateway_sidecar';
 
 // Keep-alive to the upstream pools: HTTP/1.1 without the client's Connection header.
@@ -172,7 +173,12 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
     notFoundBody: jsonLiteral(
       JSON.parse(answerBody(NGINX_ERROR_PAGES.find((p) => p.nginxStatus === 404)!)),
     ),
-    reservedPaths: NGINX_NAMES.reservedPaths.map(({ match, path }) => `${match} ${path}`),
+    reservedPaths: [
+      ...NGINX_NAMES.reservedPaths.map(({ match, path }) => `${match} ${path}`),
+      // Without it nginx answers the management prefix without its slash itself, with a 301
+      // and an HTML body (a proxied prefix location redirects); nothing lives there: JSON 404.
+      `= ${MANAGEMENT_PATH.slice(0, -1)}`,
+    ],
     auth: {
       path: CONTROL.auth,
       proxyPass: `http://${SIDECAR_UPSTREAM}/auth`,
@@ -181,7 +187,7 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       headers: KEEPALIVE_HEADERS,
     },
     management: {
-      path: '/v1/management/',
+      path: MANAGEMENT_PATH,
       proxyPass: `http://${SIDECAR_UPSTREAM}`,
       headers: [
         ...KEEPALIVE_HEADERS,

@@ -103,6 +103,10 @@ local function question(credential, admin)
 end
 
 local function check(admin)
+  local version = ngx.req.http_version()
+  if version == 0.9 then
+    return refuse(answers.http_version_not_supported)
+  end
   if not ALLOWED[ngx.req.get_method()] then
     return refuse(answers.method_not_allowed, { Allow = ALLOW_HEADER })
   end
@@ -112,6 +116,10 @@ local function check(admin)
   end
   if request_check.has_control_bytes(headers) then
     return refuse(answers.bad_header)
+  end
+  -- HTTP/2 sends header names as HPACK strings, not lines: nothing to re-read there.
+  if version < 2 and request_check.has_bad_header_line(ngx.req.raw_header(true)) then
+    return refuse(answers.bad_header_line)
   end
 
   local credential = ngx.var.http_authorization

@@ -45,6 +45,8 @@ return {
   allowed_methods = { "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS" },
   answers = {
     bad_header = { status = 400, body = "{\"errors\":[{\"code\":\"BAD_HEADER\",\"message\":\"A request header contains control characters.\"}]}" },
+    bad_header_line = { status = 400, body = "{\"errors\":[{\"code\":\"BAD_HEADER\",\"message\":\"A request header line is malformed (it needs a token name, then a colon).\"}]}" },
+    http_version_not_supported = { status = 505, body = "{\"errors\":[{\"code\":\"HTTP_VERSION_NOT_SUPPORTED\",\"message\":\"This HTTP version is not supported.\"}]}" },
     too_many_headers = { status = 431, body = "{\"errors\":[{\"code\":\"HEADERS_TOO_LARGE\",\"message\":\"The request has too many headers.\"}]}" },
     method_not_allowed = { status = 405, body = "{\"errors\":[{\"code\":\"METHOD_NOT_ALLOWED\",\"message\":\"This method is not allowed.\"}]}" },
     unauthorized = { status = 401, body = "{\"errors\":[{\"code\":\"UNAUTHORIZED\",\"message\":\"Authentication is required.\"}]}" },

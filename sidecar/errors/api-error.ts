@@ -38,12 +38,24 @@ export class InvalidJsonError extends ApiError {
   }
 }
 
+/** A compressed body (Content-Encoding gzip, deflate or br) that does not decompress. */
+export class InvalidContentEncodingError extends ApiError {
+  constructor() {
+    super(400, [
+      {
+        code: 'INVALID_CONTENT_ENCODING',
+        message: 'The request body does not decode as its Content-Encoding says.',
+      },
+    ]);
+  }
+}
+
 export class UnsupportedMediaTypeError extends ApiError {
   constructor() {
     super(415, [
       {
         code: 'UNSUPPORTED_MEDIA_TYPE',
-        message: 'The request body must be JSON (Content-Type: application/json).',
+        message: 'The request body must be JSON in UTF-8 (Content-Type: application/json).',
       },
     ]);
   }

@@ -94,6 +94,18 @@ case("request_check: control bytes in any header value are found", function()
   eq(request_check.has_control_bytes({ a = "caf\195\169" }), false, "UTF-8 is not control")
 end)
 
+case("request_check: a header line needs a token name and a colon", function()
+  local ok = "Host: a\r\nX_Under: b\r\nX-A:\r\nAuthorization: apk 1.x:y\r\n\r\n"
+  eq(request_check.has_bad_header_line(ok), false, "valid lines, empty value, underscore")
+  eq(request_check.has_bad_header_line("Host: a\nX-A: b\n\n"), false, "LF line ends")
+  eq(request_check.has_bad_header_line(""), false, "no headers")
+  eq(request_check.has_bad_header_line("Host: a\r\nXAb\r\n\r\n"), true, "no colon")
+  eq(request_check.has_bad_header_line("X(A): b\r\n"), true, "separator in the name")
+  eq(request_check.has_bad_header_line("X A: b\r\n"), true, "space in the name")
+  eq(request_check.has_bad_header_line("X-\195\169: b\r\n"), true, "UTF-8 in the name")
+  eq(request_check.has_bad_header_line(": b\r\n"), true, "empty name")
+end)
+
 case("sidecar_client: requests refuse values that could split them", function()
   local req = sidecar.build_request("/auth", { { "Authorization", "apk 1.x" }, { "X-A", "b" } })
   eq(req, "GET /auth HTTP/1.1\r\nHost: gateway-sidecar\r\nAuthorization: apk 1.x\r\nX-A: b\r\n\r\n")

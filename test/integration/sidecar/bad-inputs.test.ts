@@ -105,6 +105,33 @@ const table: BadInput[] = [
     code: 'UNSUPPORTED_MEDIA_TYPE',
   },
   {
+    what: 'a charset other than UTF-8 that body-parser could decode',
+    path: CLIENTS,
+    options: postRaw(JSON.stringify(valid), 'application/json; charset=utf-16'),
+    status: 415,
+    code: 'UNSUPPORTED_MEDIA_TYPE',
+  },
+  {
+    what: 'bytes that are not UTF-8 (never stored as U+FFFD)',
+    path: CLIENTS,
+    options: postRaw(
+      Buffer.from('{"name":"caf\xe9","is_admin":false,"generate_api_key":true}', 'latin1'),
+    ),
+    status: 400,
+    code: 'INVALID_JSON',
+  },
+  {
+    what: 'gzip declared, the body not gzip',
+    path: CLIENTS,
+    options: () => ({
+      method: 'POST',
+      headers: { ...admin(), 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+      body: JSON.stringify(valid),
+    }),
+    status: 400,
+    code: 'INVALID_CONTENT_ENCODING',
+  },
+  {
     what: 'body over 64 KiB',
     path: CLIENTS,
     options: post({ ...valid, name: 'x'.repeat(70_000) }),
