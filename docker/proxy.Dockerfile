@@ -1,7 +1,8 @@
 # The proxy: nginx plus the configuration generator. On start, docker/proxy-entrypoint.sh
 # completes /etc/config (never overwriting), checks it, then runs nginx in the foreground.
 # Base images are build arguments whose defaults are the official images: the runtime stage is
-# a Node image with Debian's nginx-light added (the air-gapped base has it already).
+# a Node image with Debian's nginx-light and its Lua module added (the air-gapped base has them
+# already; the list is scripts/ensure-system.sh's for the native run).
 # No `# syntax=` line and no RUN --mount: both need BuildKit or a registry.
 # See docs/decisions/20261122-containers-images.md.
 ARG NODE_IMAGE=node:24-bookworm-slim
@@ -32,11 +33,16 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --no-save --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 
-# --- runtime: nginx (auth_request and ssl modules) and Node for the generator
+# --- runtime: nginx (auth_request, ssl and Lua modules) and Node for the generator
 FROM ${PROXY_BASE_IMAGE}
-RUN if ! command -v nginx >/dev/null; then \
+ARG NGINX_PACKAGES="nginx-light libnginx-mod-http-lua lua-resty-core lua-resty-lrucache lua-cjson"
+RUN missing=""; \
+    for pkg in ${NGINX_PACKAGES}; do \
+      dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $pkg"; \
+    done; \
+    if [ -n "$missing" ]; then \
       apt-get update \
-      && apt-get install -y --no-install-recommends nginx-light \
+      && apt-get install -y --no-install-recommends $missing \
       && rm -rf /var/lib/apt/lists/*; \
     fi \
     && rm -f /etc/nginx/sites-enabled/default \
