@@ -2,6 +2,7 @@
  * The generator as a library: the native runner and the container entrypoint call these
  * in-process; `gateway-config` (cli.ts) is a thin shell around them.
  */
+export { type BaselineConf, deriveBaselineConf, listenPorts } from './baseline-conf.js';
 export { type CertificatePair, createSelfSignedCertificate } from './certificate.js';
 export { type CertificateFiles, certificateProblems } from './certificate-check.js';
 export { type CheckOptions, type CheckReport, checkConfigDir } from './check.js';
@@ -31,7 +32,14 @@ export {
   writeMainConf,
 } from './main-conf.js';
 export { findNginx, type NginxTestResult, testNginxConfig } from './nginx-binary.js';
+export {
+  type PreparedProxy,
+  PrepareError,
+  type PrepareOptions,
+  prepareProxy,
+} from './prepare.js';
 export { type RenderedFile, renderConfigFiles } from './render.js';
+export { readServerConf, type ServerConfFacts } from './rendered-conf.js';
 export {
   type LoadSettingsOptions,
   loadSettings,

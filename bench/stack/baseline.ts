@@ -2,10 +2,16 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LAYOUT, nginxArgs, writeMainConf } from '../../generator/index.js';
+import {
+  deriveBaselineConf,
+  LAYOUT,
+  listenPorts,
+  loadSettings,
+  prepareProxy,
+} from '../../generator/index.js';
 import { locateNginx, waitForHttps } from '../../native/nginx.js';
 import { freePort } from '../../native/ports.js';
-import { deriveBaselineConf, listenPorts } from './baseline-conf.js';
+import { nginxWorkerAccount } from '../../native/privileges.js';
 
 export interface Baseline {
   url: string;
@@ -19,9 +25,9 @@ export interface Baseline {
 
 /**
  * A second nginx (the same binary the gateway runs) serving the gateway's configuration with
- * authentication off (see baseline-conf.ts), from its own configuration and runtime
- * directories under `dir`, with the same main nginx.conf (`writeMainConf`: same worker count,
- * connections, logging to a file like the gateway's).
+ * authentication off (see generator/baseline-conf.ts), from its own configuration and runtime
+ * directories under `dir`, started through the same step as the gateway's proxy
+ * (`prepareProxy`: same main nginx.conf, worker user, logging to a file, nginx -t).
  */
 export async function startBaseline(dir: string, gatewayConfigDir: string): Promise<Baseline> {
   const configDir = join(dir, 'config');
@@ -33,16 +39,19 @@ export async function startBaseline(dir: string, gatewayConfigDir: string): Prom
   const confFile = join(configDir, LAYOUT.defaultConf);
   await mkdir(join(confFile, '..'), { recursive: true });
   await writeFile(confFile, derived.text);
-  await writeMainConf({
-    runtimeDir,
+  const nginx = locateNginx(process.env);
+  const worker = await nginxWorkerAccount();
+  const proxy = await prepareProxy({
     configDir,
+    settings: await loadSettings({ env: {}, defaults: { config_dir: configDir } }),
+    runtimeDir,
     errorLog: join(dir, 'nginx-error.log'),
     accessLog: join(dir, 'nginx-access.log'),
-    // As the native runner does: as root, workers must reach the owner-only engine socket.
-    ...(process.getuid?.() === 0 ? { user: 'root' } : {}),
+    ...(worker ? { user: worker.user } : {}),
+    nginx,
   });
-  const port = [...ports.values()][0]!;
-  const child = spawn(locateNginx(process.env), nginxArgs(runtimeDir), {
+  const port = proxy.httpsPort;
+  const child = spawn(nginx, proxy.nginxArgs, {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';

@@ -1,5 +1,7 @@
+import { readServerConf } from './rendered-conf.js';
+
 /**
- * The baseline's server configuration: the gateway's own rendered `default.conf`, with
+ * The bench's baseline server configuration (`npm run bench`): the gateway's own rendered `default.conf`, with
  * authentication switched off and nothing else changed. Derived from the file on disk (not
  * from the template), so whatever the gateway's nginx does today (TLS include, keep-alive
  * upstreams, proxy headers, buffers) the baseline does too, and the difference measured is the
@@ -56,6 +58,5 @@ export function deriveBaselineConf(
 
 /** Every port a `listen` directive names, in order. */
 export function listenPorts(conf: string): number[] {
-  const ports = [...conf.matchAll(/^\s*listen\s+(?:\S+:)?(\d+)\b/gm)].map((m) => Number(m[1]));
-  return [...new Set(ports)];
+  return readServerConf(conf).listenPorts;
 }
