@@ -90,7 +90,9 @@ describe('the native run restarts a child that dies', () => {
     );
     expect(code).toBe(1);
     const output = gateway.output();
-    expect(output).toMatch(/nginx failed to start 5 times within 60 s \(last: exit code 1\); giving up/);
+    expect(output).toMatch(
+      /nginx failed to start 5 times within 60 s \(last: exit code 1\); giving up/,
+    );
     expect(output).toContain('gateway: stopping: nginx failed to start 5 times');
     // Everything it started is gone.
     for (const role of ['sidecar', 'app', 'postgres'] as const) {
