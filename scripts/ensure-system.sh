@@ -124,9 +124,12 @@ if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules
 fi
 
 # 2. Debian packages.
-command -v dpkg-query >/dev/null ||
-  die "not a Debian-like system: install nginx with the Lua module (${PACKAGES[*]}) by hand"
-mapfile -t MISSING < <(missing_packages "${PACKAGES[@]}")
+MISSING=()
+if command -v dpkg-query >/dev/null; then
+  mapfile -t MISSING < <(missing_packages "${PACKAGES[@]}")
+else
+  log "not a Debian-like system: make sure these (or their equivalents) are installed: ${PACKAGES[*]}"
+fi
 if ((${#MISSING[@]} > 0)); then
   as_root "install ${MISSING[*]}" bash "$SELF" --install-packages "${MISSING[@]}"
 fi
