@@ -32,7 +32,7 @@ export interface BenchOptions {
   memoryRequests: number;
   /** The run ends (memory phase cut short) so that everything is stopped by this many seconds. */
   budgetSeconds: number;
-  /** Where results go: `<out>/<timestamp>.json` and `<out>/latest.json`. */
+  /** Where results go: `<out>/<timestamp>.json`. */
   outDir: string;
 }
 

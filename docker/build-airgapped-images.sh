@@ -32,6 +32,9 @@ DEBIAN_MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 EXTRA_CA_DIR="${EXTRA_CA_DIR-/usr/local/share/ca-certificates}"
 GW_CACHE_DIR="${GW_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/gw-airgapped}"
 PG_MAJOR=15
+# nginx (ssl, http2, auth_request) with the Lua module and the Lua libraries the proxy uses:
+# the same list as scripts/ensure-system.sh's for the native run.
+NGINX_PACKAGES="nginx-light libnginx-mod-http-lua lua-resty-core lua-resty-lrucache lua-cjson"
 
 NODE_MAJOR="${NODE_VERSION%%.*}"
 BASE_NODE="localhost/gw-base-node:${NODE_MAJOR}"
@@ -217,14 +220,13 @@ build_base_node() {
 build_base_nginx_node() {
   local t0
   t0="$(now)"
-  log "nginx-light and its Lua module from Debian on ${BASE_NODE}"
+  log "nginx-light with the Lua module from Debian on ${BASE_NODE}"
   podman build --quiet --format docker --pull=never \
     --label "gw.recipe=${NGINX_RECIPE}" -t "$BASE_NGINX_NODE" -f - "$WORK" >/dev/null <<EOF
 FROM ${BASE_NODE}
 RUN export DEBIAN_FRONTEND=noninteractive \\
  && apt-get update -qq \\
- && apt-get install -y -qq --no-install-recommends nginx-light libnginx-mod-http-lua \\
-      lua-resty-core lua-resty-lrucache lua-cjson >/dev/null \\
+ && apt-get install -y -qq --no-install-recommends ${NGINX_PACKAGES} >/dev/null \\
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt/* /var/log/dpkg.log \\
  && rm -f /etc/nginx/sites-enabled/default
 EOF
@@ -278,7 +280,7 @@ build_project_image() {
 # rebuilds it, other edits of this script do not.
 recipe_hash() { { declare -f "$@" && printf '%s\n' "${DPKG_SLIM[@]}"; } | sha256sum | cut -c1-12; }
 NODE_RECIPE="node=${NODE_VERSION} npm=${NPM_VERSION} ${DEBIAN_SUITE} $(recipe_hash hook_common hook_node build_base_node)"
-NGINX_RECIPE="nginx-light $(recipe_hash build_base_nginx_node) on ${NODE_RECIPE}"
+NGINX_RECIPE="${NGINX_PACKAGES// /,} $(recipe_hash build_base_nginx_node) on ${NODE_RECIPE}"
 POSTGRES_RECIPE="postgresql-${PG_MAJOR} ${DEBIAN_SUITE} $(recipe_hash hook_common hook_postgres build_base_postgres)-$(sha256sum "$ROOT/docker/postgres-entrypoint.sh" | cut -c1-12)"
 
 # Image ids before this run: the ones a rebuild replaces are removed at the end (when unused).

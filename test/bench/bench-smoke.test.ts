@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
@@ -34,7 +34,10 @@ test('npm run bench --quick produces every figure as JSON and cleans up', async 
   });
   expect(code, `${stdout}\n${stderr}`).toBe(0);
 
-  const results = JSON.parse(await readFile(join(out, 'latest.json'), 'utf8')) as {
+  // One results file per run, named by its start time.
+  const files = (await readdir(out)).filter((f) => f.endsWith('.json'));
+  expect(files).toHaveLength(1);
+  const results = JSON.parse(await readFile(join(out, files[0]!), 'utf8')) as {
     commit: string;
     machine: Record<string, unknown>;
     figures: { id: string; measured: unknown; target: unknown; pass: unknown }[];

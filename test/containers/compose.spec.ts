@@ -34,7 +34,9 @@ function compose(args: string[], timeoutMs = 240_000): Promise<string> {
         if (!err) resolve(stdout);
         else if ((err as NodeJS.ErrnoException).code === 'ENOENT')
           reject(
-            new Error(`${COMPOSE} is not installed: run \`sudo bash scripts/setup-machine.sh\``),
+            new Error(
+              `${COMPOSE} is not installed: run \`npm test\` as root (its set-up step installs it: scripts/ensure-system.sh test)`,
+            ),
           );
         else
           reject(

@@ -24,7 +24,7 @@ const ROOT = join(import.meta.dirname, '../..');
 const PODMAN_SOCKET = '/run/podman/podman.sock';
 const TICKER_PID_FILE = '/run/podman/healthcheck-ticker.pid';
 const SETUP =
-  'run `sudo bash scripts/setup-machine.sh` (it installs podman, starts its Docker-compatible ' +
+  'run `npm test` as root, whose set-up step (`bash scripts/ensure-system.sh test`) installs podman, starts its Docker-compatible ' +
   `API at ${PODMAN_SOCKET} with a health-check ticker, and builds the base images)`;
 const OIDC_PROVIDER_REPO = 'localhost/gw-test-oidc-provider';
 const run = promisify(execFile);

@@ -21,6 +21,8 @@ export interface HttpOptions {
   tls?: Record<string, unknown>;
   /** Connect here whatever the URL's host name says (a test FQDN without DNS). */
   connectTo?: string;
+  /** Send over this unix socket (http URLs; the host name is only the Host header). */
+  socketPath?: string;
   timeoutMs?: number;
 }
 
@@ -51,6 +53,7 @@ export function http(url: string, options: HttpOptions = {}): Promise<HttpRespon
         headers,
         agent: false,
         ...(options.connectTo ? { lookup: fixedLookup(options.connectTo) } : {}),
+        ...(options.socketPath ? { socketPath: options.socketPath } : {}),
         timeout: options.timeoutMs ?? 10_000,
         ...(options.tls ?? {}),
       },

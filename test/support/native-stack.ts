@@ -1,21 +1,25 @@
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../native/ports.js';
-import { type RunningProcess, startProcess } from './process.js';
+import {
+  launchNativeGateway,
+  type NativeGatewayProcess,
+  type NativeRole,
+} from './native-gateway.js';
 import type { Service, Stack, StackTls } from './stack.js';
 
-const MAIN = join(import.meta.dirname, '../../dist/native/main.js');
 const LOG_OF: Record<Service, string> = {
   proxy: 'nginx-error.log',
   gateway: 'sidecar.log',
   app: 'app.log',
   database: 'postgres.log',
 };
-const PID_OF: Partial<Record<Service, string>> = {
-  proxy: 'nginx.pid',
-  gateway: 'sidecar.pid',
-  app: 'app.pid',
+const ROLE_OF: Record<Service, NativeRole> = {
+  proxy: 'nginx',
+  gateway: 'sidecar',
+  app: 'app',
+  database: 'postgres',
 };
 
 export interface NativeStackOptions {
@@ -29,44 +33,38 @@ export interface NativeStackOptions {
 /** The native gateway (`node dist/native/main.js`, what `npm start` runs) in a fresh home. */
 export async function startNativeStack(
   options: NativeStackOptions = {},
-): Promise<Stack & { home: string }> {
-  let home = options.home;
-  if (!home) {
-    home = await mkdtemp(join(tmpdir(), 'gw-e2e-'));
-    // mkdtemp makes it owner-only; opened up, the data stays inside it and goes with it.
-    await chmod(home, 0o755);
-  }
+): Promise<Stack & { home: string; gateway: () => NativeGatewayProcess }> {
+  const home = options.home ?? (await mkdtemp(join(tmpdir(), 'gw-e2e-')));
   const port = await freePort();
   const fqdn = options.fqdn ?? 'localhost';
-  const baseEnv: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    GATEWAY_HOME: home,
-    GATEWAY_HTTPS_PORT: String(port),
-    GATEWAY_FQDN: fqdn,
-    ENGINE_ADMIN_PASSWORD: 'engine-admin-password',
-    ...options.env,
-  };
-  let runner: RunningProcess;
+  let gateway: NativeGatewayProcess | undefined;
   let output = '';
   const launch = async (env: Record<string, string>) => {
-    runner = startProcess(process.execPath, [MAIN], { ...baseEnv, ...env });
     try {
-      await runner.waitFor(/Gateway ready: /, 90_000);
-    } finally {
-      output += runner.stdout() + runner.stderr();
+      gateway = await launchNativeGateway({
+        home,
+        port,
+        fqdn,
+        env: { ENGINE_ADMIN_PASSWORD: 'engine-admin-password', ...options.env, ...env },
+        readyTimeoutMs: 90_000,
+      });
+    } catch (err) {
+      output += (err as Error).message;
+      throw err;
     }
   };
   await launch({ API_KEY_CREATE: 'true' });
-  const adminKey = /NEWLY GENERATED API KEY: (\S+)/.exec(output)?.[1] ?? '';
+  const adminKey = gateway!.adminKey;
   const stopRunner = async () => {
-    const code = await runner.stop('SIGINT');
-    output += runner.stdout() + runner.stderr();
+    const code = await gateway!.stop();
+    output += gateway!.output();
     if (code !== 0) throw new Error(`the native gateway stopped with code ${code}:\n${output}`);
   };
   const configDir = join(home, 'config');
   return {
     kind: 'native',
     home,
+    gateway: () => gateway!,
     baseUrl: `https://${fqdn}:${port}`,
     fqdn,
     adminKey,
@@ -85,12 +83,14 @@ export async function startNativeStack(
     },
     async logs(service) {
       const file = await readFile(join(home, 'logs', LOG_OF[service]), 'utf8').catch(() => '');
-      return service === 'gateway' ? `${file}\n${output}${runner.stdout()}` : file;
+      return service === 'gateway' ? `${file}\n${output}${gateway!.output()}` : file;
     },
     async stopService(service) {
-      if (service === 'database')
-        throw new Error('the native stack cannot stop its embedded database alone');
-      const pid = Number((await readFile(join(home, 'run', PID_OF[service]!), 'utf8')).trim());
+      // Held down (run/<role>.down), or the runner would start it again at once.
+      const role = ROLE_OF[service];
+      const pid = await gateway!.pid(role);
+      if (pid === undefined) throw new Error(`${service}: no pid file`);
+      await writeFile(join(home, 'run', `${role}.down`), '');
       process.kill(pid, 'SIGTERM');
       for (let i = 0; i < 100; i += 1) {
         try {

@@ -1,5 +1,6 @@
 import { basename } from 'node:path';
-import { NGINX_NAMES } from '../../common/contract.js';
+import { NGINX_NAMES } from '../common/contract.js';
+import { readServerConf } from './rendered-conf.js';
 
 /**
  * Second nginx instances derived from a gateway's own rendered `default.conf`, read from disk
@@ -86,18 +87,17 @@ export function deriveCacheOffConf(
 
 /** Every port a `listen` directive names, in order. */
 export function listenPorts(conf: string): number[] {
-  const ports = [...conf.matchAll(/^\s*listen\s+(?:\S+:)?(\d+)\b/gm)].map((m) => Number(m[1]));
-  return [...new Set(ports)];
+  return readServerConf(conf).listenPorts;
 }
 
 /** Ports to the copy's, unix sockets into `runtimeDir` (see the module comment). */
 function moveListeners(conf: string, ports: Map<number, number>, runtimeDir: string): DerivedConf {
   const changes: string[] = [];
   const sockets = new Map<string, string>();
-  for (const m of conf.matchAll(/^\s*listen\s+"?unix:([^";\s]+)"?/gm)) {
-    const to = `${runtimeDir}/${basename(m[1]!)}`;
-    if (to === m[1]) throw new Error(`the copy's socket ${to} is the gateway's own`);
-    sockets.set(m[1]!, to);
+  for (const from of readServerConf(conf).unixSockets) {
+    const to = `${runtimeDir}/${basename(from)}`;
+    if (to === from) throw new Error(`the copy's socket ${to} is the gateway's own`);
+    sockets.set(from, to);
   }
   const lines = conf.split('\n').map((line) => {
     let out = line;
