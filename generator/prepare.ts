@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { chown, mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { chown, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { checkConfigDir } from './check.js';
 import { ensureConfigDir } from './config-dir.js';
@@ -85,8 +86,12 @@ export async function prepareProxy(options: PrepareOptions): Promise<PreparedPro
   const unixSockets: string[] = [];
   for (const text of await serverFiles(configDir))
     unixSockets.push(...readServerConf(text).unixSockets);
-  // nginx binds its unix sockets (nginx -t too) but does not create their folders.
-  for (const socket of unixSockets) await mkdir(dirname(socket), { recursive: true, mode: 0o755 });
+  // nginx binds its unix sockets (nginx -t too) but does not create their folders, and a
+  // socket file left by an nginx that was killed would make the bind fail.
+  for (const socket of unixSockets) {
+    await mkdir(dirname(socket), { recursive: true, mode: 0o755 });
+    await removeStaleSocket(socket);
+  }
 
   const mainConf = await writeMainConf({
     runtimeDir,
@@ -145,4 +150,20 @@ async function serverFiles(configDir: string): Promise<string[]> {
   const dir = join(configDir, dirname(LAYOUT.confGlob));
   const names = (await readdir(dir)).filter((name) => name.endsWith('.conf')).sort();
   return await Promise.all(names.map((name) => readFile(join(dir, name), 'utf8')));
+}
+
+/**
+ * Removes a unix socket file nobody listens on (left by an nginx that was killed): nginx
+ * refuses to bind over it. A socket someone answers on is left alone.
+ */
+export async function removeStaleSocket(path: string): Promise<void> {
+  if (!existsSync(path)) return;
+  const listening = await new Promise<boolean>((resolve) => {
+    const socket = connect({ path }, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+  if (!listening) await rm(path, { force: true });
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
@@ -171,7 +171,12 @@ export async function startNativeGateway({
     await Promise.all([supervisor.start(sidecar), supervisor.start(app)]);
     await supervisor.start({
       name: 'nginx',
-      spawn: () => child('nginx', nginx, proxy.nginxArgs, env, 'SIGQUIT'),
+      spawn: () => {
+        // A killed nginx leaves its control socket behind, and nginx will not bind over it.
+        // The supervisor spawns only once the last nginx (and its process group) is gone.
+        if (proxy.controlSocket) rmSync(proxy.controlSocket, { force: true });
+        return child('nginx', nginx, proxy.nginxArgs, env, 'SIGQUIT');
+      },
       ready: (c) => waitForHttps(proxy.httpsPort, 15_000, () => c.running),
     });
   } catch (err) {
