@@ -13,7 +13,11 @@ export function authorizationValues(rawHeaders: string[]): string[] {
   return values;
 }
 
-const SCHEMES: Record<string, AuthScheme> = { apk: 'apk', bearer: 'bearer' };
+// A Map, not an object literal: `SCHEMES['constructor']` would find Object's prototype.
+const SCHEMES = new Map<string, AuthScheme>([
+  ['apk', 'apk'],
+  ['bearer', 'bearer'],
+]);
 
 /**
  * Splits `Authorization: <scheme> <value>`. The scheme is matched case-insensitively
@@ -37,7 +41,7 @@ export function parseCredential(values: string[]): Credential {
       'The Authorization header must be "<scheme> <credential>" (for example "apk <id>.<secret>").',
     );
   }
-  const scheme = SCHEMES[match[1]!.toLowerCase()];
+  const scheme = SCHEMES.get(match[1]!.toLowerCase());
   if (!scheme) {
     return refuse('UNSUPPORTED_SCHEME', 'Only the "apk" and "Bearer" schemes are accepted.');
   }
