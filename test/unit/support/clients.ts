@@ -1,5 +1,13 @@
+import { createHash } from 'node:crypto';
 import type { ApiClientRow } from '../../../sidecar/clients/api-client.js';
-import { hashSecret } from '../../../sidecar/keys/api-key.js';
+
+/**
+ * SHA-256 by node:crypto directly, not by the module under test: rows are built when test files
+ * load, and a mutant that broke hashing there would fail the load instead of a test.
+ */
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
 
 /** An API client row as PostgreSQL would return it, holding the hash of `secret` (if any). */
 export function row(
@@ -11,7 +19,7 @@ export function row(
     name: options.name ?? `client ${id}`,
     isAdmin: options.isAdmin ?? false,
     apiClientId: options.apiClientId ?? null,
-    keyHash: options.secret === undefined ? null : hashSecret(options.secret),
+    keyHash: options.secret === undefined ? null : sha256(options.secret),
     createdAt: new Date('2026-01-01T00:00:00Z'),
   };
 }
