@@ -31,13 +31,19 @@ export async function startKeyServer(keys: TestKey[]) {
     jwks: null as unknown,
     hits: { discovery: 0, jwks: 0 },
   };
+  const answer = (url: string | undefined): unknown => {
+    if (url === '/.well-known/openid-configuration') {
+      state.hits.discovery++;
+      return state.discovery ?? defaultDiscovery();
+    }
+    if (url === '/jwks') {
+      state.hits.jwks++;
+      return state.jwks ?? { keys: state.keys.map((k) => k.jwk) };
+    }
+    return undefined;
+  };
   const server = await serve((req, res) => {
-    const body =
-      req.url === '/.well-known/openid-configuration'
-        ? (state.hits.discovery++, state.discovery ?? defaultDiscovery())
-        : req.url === '/jwks'
-          ? (state.hits.jwks++, state.jwks ?? { keys: state.keys.map((k) => k.jwk) })
-          : undefined;
+    const body = answer(req.url);
     if (body === undefined) {
       res.writeHead(404).end();
       return;
