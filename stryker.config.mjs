@@ -18,6 +18,12 @@ export default {
     'sidecar/oidc/verifier.ts',
     'generator/nginx-literal.ts',
     'generator/contract.ts',
+    'generator/template-model.ts',
+    // Only the TLS part of the settings schema: protocols, default ciphers, their checks.
+    // Line ranges, so re-check them when that file changes.
+    'generator/settings-schema.ts:14-24',
+    'generator/settings-schema.ts:125-128',
+    'generator/settings-schema.ts:151-160',
   ],
   ignorePatterns: ['dist', '.gateway', 'reports', 'bench', 'docker'],
   concurrency: 2,
