@@ -216,7 +216,7 @@ describe('management HTTP', () => {
           },
         ),
         params<[string, string, string | undefined, string | Buffer | undefined]>([
-          // Found by this property (seed 1335404979): the router's "Failed to decode param"
+          // Found by this property: the router's "Failed to decode param"
           // reached the error middleware as an unknown error and was answered 500.
           ['GET', '/v1/management/api-clients/%zz', undefined, undefined],
           ['DELETE', '/v1/management/api-clients/%e2%80', undefined, undefined],
