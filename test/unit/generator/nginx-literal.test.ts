@@ -4,7 +4,7 @@ import { flag, jsonLiteral, quoted, quotedThenVariable } from '../../../generato
 
 describe('quoted', () => {
   test('wraps safe text in double quotes', () => {
-    expect(quoted('a b/c;{}#\'')).toBe('"a b/c;{}#\'"');
+    expect(quoted("a b/c;{}#'")).toBe('"a b/c;{}#\'"');
     expect(quoted('')).toBe('""');
   });
 

@@ -1,5 +1,10 @@
 import { describe, expect, test } from 'vitest';
-import { FORWARDED_TO_SIDECAR, IDENTITY_FROM_SIDECAR, REFUSAL_FROM_SIDECAR, upstreamHeaderVariable } from '../../../generator/contract.js';
+import {
+  FORWARDED_TO_SIDECAR,
+  IDENTITY_FROM_SIDECAR,
+  REFUSAL_FROM_SIDECAR,
+  upstreamHeaderVariable,
+} from '../../../generator/contract.js';
 import { parseSettings } from '../../../generator/index.js';
 import { defaultConfModel, type NameValue } from '../../../generator/template-model.js';
 
@@ -213,9 +218,8 @@ describe('listeners', () => {
 
   test('the redirect names the port unless it is 443', () => {
     const on = (https_port: number) =>
-      defaultConfModel(
-        parseSettings({ fqdn: 'gw.example', https_port, http_redirect_port: 8080 }),
-      ).httpRedirect;
+      defaultConfModel(parseSettings({ fqdn: 'gw.example', https_port, http_redirect_port: 8080 }))
+        .httpRedirect;
     expect(on(8443)).toEqual({ listen: '8080', target: '"https://gw.example:8443$request_uri"' });
     expect(on(443)).toEqual({ listen: '8080', target: '"https://gw.example$request_uri"' });
   });

@@ -1,5 +1,10 @@
 import { describe, expect, test } from 'vitest';
-import { LAYOUT, parseSettings, renderConfigFiles, SettingsError } from '../../../generator/index.js';
+import {
+  LAYOUT,
+  parseSettings,
+  renderConfigFiles,
+  SettingsError,
+} from '../../../generator/index.js';
 import { sslConfModel } from '../../../generator/template-model.js';
 
 // The TLS an operator gets without touching anything, asserted directly (not only through the
