@@ -121,11 +121,9 @@ export class OidcBearerVerifier implements BearerVerifier {
       // A token without `exp` would be valid forever.
       requiredClaims: ['exp'],
     });
-    // jose checks `iat` only against a maximum age; a token from the future is refused here.
-    if (
-      typeof payload.iat === 'number' &&
-      payload.iat > now / 1000 + this.settings.clockToleranceSeconds
-    ) {
+    // jose checks `iat` only against a maximum age (and refuses one that is not a number); a
+    // token from the future is refused here. No `iat` at all counts as issued long ago.
+    if ((payload.iat ?? 0) > now / 1000 + this.settings.clockToleranceSeconds) {
       return refused('token issued in the future ("iat")');
     }
     return identityClaims(payload, options);

@@ -1,5 +1,5 @@
 import express from 'express';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { ApiKeyVerifier } from '../../../sidecar/auth/api-key-verifier.js';
 import { Authenticator } from '../../../sidecar/auth/authenticator.js';
 import { errorMiddleware } from '../../../sidecar/errors/error-middleware.js';
@@ -23,24 +23,28 @@ function app(byId: (id: number) => Promise<ReturnType<typeof row> | null>) {
   return a;
 }
 
-let up: Awaited<ReturnType<typeof serve>>;
-let down: Awaited<ReturnType<typeof serve>>;
-beforeAll(async () => {
-  up = await serve(app(clients.byId));
-  down = await serve(
-    app(async () => {
-      throw new Error('database down');
-    }),
-  );
-});
-afterAll(async () => {
-  await up.close();
-  await down.close();
-});
+/**
+ * The guard in front of a route, on loopback, for one test. Built inside the test, not when the
+ * file loads: Stryker counts a file that fails to load as surviving, not as a kill.
+ */
+async function guarded(
+  byId: (id: number) => Promise<ReturnType<typeof row> | null>,
+  headers: Record<string, string> = {},
+) {
+  const server = await serve(app(byId));
+  try {
+    return await http(`${server.url}/x`, { headers });
+  } finally {
+    await server.close();
+  }
+}
+const down = async (): Promise<never> => {
+  throw new Error('database down');
+};
 
 describe('requireAdmin (the management routes check the credential themselves)', () => {
   test('an admin key reaches the route, with its identity', async () => {
-    const res = await http(`${up.url}/x`, { headers: { Authorization: `apk 2.${ADMIN}` } });
+    const res = await guarded(clients.byId, { Authorization: `apk 2.${ADMIN}` });
     expect(res.status).toBe(200);
     expect(res.json).toEqual({
       identity: { id: 2, clientId: '2', clientName: 'client 2', isAdmin: true },
@@ -48,7 +52,7 @@ describe('requireAdmin (the management routes check the credential themselves)',
   });
 
   test('a valid non-admin key: 403', async () => {
-    const res = await http(`${up.url}/x`, { headers: { Authorization: `apk 1.${SECRET}` } });
+    const res = await guarded(clients.byId, { Authorization: `apk 1.${SECRET}` });
     expect(res.status).toBe(403);
     expect(res.json).toEqual({
       errors: [{ code: 'FORBIDDEN', message: 'The management API needs an admin credential.' }],
@@ -56,14 +60,14 @@ describe('requireAdmin (the management routes check the credential themselves)',
   });
 
   test('no key: 401 with the challenge', async () => {
-    const res = await http(`${up.url}/x`);
+    const res = await guarded(clients.byId);
     expect(res.status).toBe(401);
     expect(res.headers['www-authenticate']).toBe('apk');
     expect(res.json).toMatchObject({ errors: [{ code: 'MISSING_CREDENTIALS' }] });
   });
 
   test('a database fault: 503', async () => {
-    const res = await http(`${down.url}/x`, { headers: { Authorization: `apk 2.${ADMIN}` } });
+    const res = await guarded(down, { Authorization: `apk 2.${ADMIN}` });
     expect(res.status).toBe(503);
     expect(res.json).toMatchObject({ errors: [{ code: 'SERVICE_UNAVAILABLE' }] });
   });

@@ -81,7 +81,11 @@ describe('TLS settings', () => {
   });
 
   test.each([
-    [{ protocols: ['SSLv3'] }, 'unknown TLS protocol "SSLv3"'],
+    [
+      { protocols: ['SSLv3'] },
+      'unknown TLS protocol "SSLv3" (known: TLSv1, TLSv1.1, TLSv1.2, TLSv1.3)',
+    ],
+    [{ ciphers: 'HIGH^x' }, 'expected an OpenSSL cipher list such as HIGH:!aNULL, got "HIGH^x"'],
     [{ protocols: ['TLSv1.4'] }, 'unknown TLS protocol "TLSv1.4"'],
     [{ protocols: [] }, 'at least one TLS protocol is needed'],
     [{ protocols: ['TLSv1.2', 'TLSv1.2'] }, 'lists a protocol twice'],

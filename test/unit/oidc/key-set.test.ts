@@ -102,6 +102,14 @@ describe('ProviderKeySet', () => {
     expect(e.fetches()).toBe(1);
   });
 
+  test('a published key jose cannot import is a fault, not a missing key', async () => {
+    const e = endpoint({ keys: [{ kty: 'EC', crv: 'P-256', kid: 'a', x: 'AAAA', y: 'AAAA' }] });
+    const { set } = keySet(e.http);
+    const failure = set.resolverFor({ alg: 'ES256', kid: 'a' });
+    await expect(failure).rejects.toThrow();
+    await expect(failure).rejects.not.toBeInstanceOf(KeyNotFoundError);
+  });
+
   test.each([
     ['symmetric', { kty: 'oct', kid: 'a', k: 'c2VjcmV0' }],
     ['private', { ...A.jwk, d: 'AAAA' }],

@@ -171,15 +171,39 @@ describe('OidcBearerVerifier', () => {
   });
 
   test.each([
-    ['not a URL', 'not a url'],
-    ['not http(s)', 'ftp://idp.example/.well-known/openid-configuration'],
-  ])('a discovery URL that is %s: refused and logged', async (_what, discovery) => {
+    ['not a URL', 'not a url', 'nginx forwarded no valid OpenID Connect discovery URL'],
+    [
+      'not http(s)',
+      'ftp://idp.example/.well-known/openid-configuration',
+      'the OpenID Connect discovery URL must be http(s)',
+    ],
+  ])('a discovery URL that is %s: refused and logged', async (_what, discovery, message) => {
     const token = await provider.sign({ sub: 'robot@idp' }, NOW);
     expect(await outcome(token, { discovery })).toBe(
       'INVALID_TOKEN: OpenID Connect discovery URL is not configured correctly',
     );
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 'error', fields: { discovery } });
+    expect(lines).toEqual([{ level: 'error', message, fields: { discovery } }]);
+  });
+
+  test('an https discovery URL is used (here: nobody listens)', async () => {
+    const token = await provider.sign({ sub: 'robot@idp' }, NOW);
+    expect(await outcome(token, { discovery: 'https://127.0.0.1:9/.well-known/x' })).toBe(
+      'INVALID_TOKEN: OpenID Connect discovery failed: identity provider unreachable',
+    );
+    expect(lines).toEqual([]);
+  });
+
+  test('an unexpected fault while checking (an unusable published key) refuses and is logged', async () => {
+    provider.state.jwks = { keys: [{ kty: 'EC', crv: 'P-256', kid: 'k1', x: 'AAAA', y: 'AAAA' }] };
+    const token = await provider.sign({ sub: 'robot@idp' }, NOW);
+    expect(await outcome(token)).toBe('INVALID_TOKEN: token verification failed');
+    expect(lines).toEqual([
+      {
+        level: 'error',
+        message: 'unexpected error while verifying a bearer token; refused',
+        fields: { error: expect.any(String) },
+      },
+    ]);
   });
 
   test('an algorithm the provider does not advertise: refused unless accept_unsupported_alg', async () => {
