@@ -68,7 +68,7 @@ describe('API keys', () => {
             want === null ? { ok: false, reason: expect.any(String) } : { ok: true, ...want },
           );
         }),
-        params([['9007199254740993.' + 'A'.repeat(43)], ['1.' + 'A'.repeat(43) + '\n']]),
+        params([[`9007199254740993.${'A'.repeat(43)}`], [`1.${'A'.repeat(43)}\n`]]),
       );
     },
     FUZZ_TIMEOUT_MS,
@@ -117,7 +117,7 @@ describe('API keys', () => {
           fc.oneof(
             nearKey,
             fc.constant(good),
-            fc.nat(42).map((i) => good.slice(0, 2 + i) + 'x' + good.slice(3 + i)),
+            fc.nat(42).map((i) => `${good.slice(0, 2 + i)}x${good.slice(3 + i)}`),
           ),
           async (key) => {
             const decision = await verifier.verify(key);

@@ -10,27 +10,27 @@ import { defaultConfModel, type NameValue } from '../../../generator/template-mo
 
 const model = defaultConfModel(parseSettings({}));
 const names = (headers: NameValue[]) => headers.map((h) => h.name);
-const valueOf = (headers: NameValue[], name: string) =>
+const valuesOf = (headers: NameValue[], name: string) =>
   headers.filter((h) => h.name.toLowerCase() === name.toLowerCase()).map((h) => h.value);
 
 describe('what the application receives (header stripping)', () => {
   test('never the credential: Authorization is set empty, which removes it', () => {
-    expect(valueOf(model.app.headers, 'Authorization')).toEqual(['""']);
+    expect(valuesOf(model.app.headers, 'Authorization')).toEqual(['""']);
   });
 
   test('the identity only from the sidecar answer, replacing what the caller sent', () => {
-    expect(valueOf(model.app.headers, 'X-Client-Id')).toEqual(['$client_id']);
-    expect(valueOf(model.app.headers, 'X-Client-Name')).toEqual(['$client_name']);
-    expect(valueOf(model.app.headers, 'X-Client-Is-Admin')).toEqual(['$client_is_admin']);
-    expect(valueOf(model.app.headers, 'X-Auth-Method')).toEqual(['$client_auth_method']);
+    expect(valuesOf(model.app.headers, 'X-Client-Id')).toEqual(['$client_id']);
+    expect(valuesOf(model.app.headers, 'X-Client-Name')).toEqual(['$client_name']);
+    expect(valuesOf(model.app.headers, 'X-Client-Is-Admin')).toEqual(['$client_is_admin']);
+    expect(valuesOf(model.app.headers, 'X-Auth-Method')).toEqual(['$client_auth_method']);
   });
 
   test("the caller's own X-Forwarded-For is replaced by the peer address", () => {
     for (const location of [model.app, model.management]) {
-      expect(valueOf(location.headers, 'X-Forwarded-For')).toEqual(['$remote_addr']);
-      expect(valueOf(location.headers, 'X-Forwarded-Proto')).toEqual(['https']);
-      expect(valueOf(location.headers, 'Host')).toEqual(['$host']);
-      expect(valueOf(location.headers, 'Connection')).toEqual(['""']);
+      expect(valuesOf(location.headers, 'X-Forwarded-For')).toEqual(['$remote_addr']);
+      expect(valuesOf(location.headers, 'X-Forwarded-Proto')).toEqual(['https']);
+      expect(valuesOf(location.headers, 'Host')).toEqual(['$host']);
+      expect(valuesOf(location.headers, 'Connection')).toEqual(['""']);
     }
   });
 
@@ -55,22 +55,22 @@ describe('the auth locations', () => {
   test('both ask the sidecar /auth, without a body, with every forwarded toggle', () => {
     for (const location of [model.auth, model.adminAuth]) {
       expect(location.proxyPass).toBe('http://gateway_sidecar/auth');
-      expect(valueOf(location.headers, 'Content-Length')).toEqual(['""']);
-      expect(valueOf(location.headers, 'Connection')).toEqual(['""']);
+      expect(valuesOf(location.headers, 'Content-Length')).toEqual(['""']);
+      expect(valuesOf(location.headers, 'Connection')).toEqual(['""']);
       for (const { header, variable } of FORWARDED_TO_SIDECAR) {
-        expect(valueOf(location.headers, header)).toEqual([variable]);
+        expect(valuesOf(location.headers, header)).toEqual([variable]);
       }
     }
   });
 
   test('only the management one says an admin is required', () => {
-    expect(valueOf(model.adminAuth.headers, 'X-Gateway-Require-Admin')).toEqual(['true']);
-    expect(valueOf(model.auth.headers, 'X-Gateway-Require-Admin')).toEqual([]);
+    expect(valuesOf(model.adminAuth.headers, 'X-Gateway-Require-Admin')).toEqual(['true']);
+    expect(valuesOf(model.auth.headers, 'X-Gateway-Require-Admin')).toEqual([]);
   });
 
   test('the management API also gets the toggles and the identity', () => {
     for (const { header, variable } of [...FORWARDED_TO_SIDECAR, ...IDENTITY_FROM_SIDECAR]) {
-      expect(valueOf(model.management.headers, header)).toEqual([variable]);
+      expect(valuesOf(model.management.headers, header)).toEqual([variable]);
     }
   });
 
@@ -138,6 +138,9 @@ describe('the method toggles and OIDC options', () => {
 });
 
 describe('the auth answer cache', () => {
+  /** A window's label in the map: the second, then a letter for the window within it. */
+  const label = (letter: string) => `"\${auth_second}${letter}"`;
+
   test('is keyed by the time window, every decision variable and the credential', () => {
     const cache = model.authCache!;
     expect(cache.windowMs).toBe(500);
@@ -162,19 +165,19 @@ describe('the auth answer cache', () => {
     const windows = (ms: number) =>
       defaultConfModel(parseSettings({ auth_cache: { window_ms: ms } })).authCache?.windows;
     expect(windows(500)).toEqual([
-      { name: '"~^(?<auth_second>\\d+)\\.[0-4]"', value: '"${auth_second}a"' },
-      { name: '"~^(?<auth_second>\\d+)\\.[5-9]"', value: '"${auth_second}b"' },
+      { name: '"~^(?<auth_second>\\d+)\\.[0-4]"', value: label('a') },
+      { name: '"~^(?<auth_second>\\d+)\\.[5-9]"', value: label('b') },
     ]);
     expect(windows(100)).toHaveLength(10);
     expect(windows(100)?.[9]).toEqual({
       name: '"~^(?<auth_second>\\d+)\\.9"',
-      value: '"${auth_second}j"',
+      value: label('j'),
     });
     expect(windows(200)?.map((w) => w.name)).toEqual(
       ['[0-1]', '[2-3]', '[4-5]', '[6-7]', '[8-9]'].map((d) => `"~^(?<auth_second>\\d+)\\.${d}"`),
     );
     expect(windows(1000)).toEqual([
-      { name: '"~^(?<auth_second>\\d+)\\.[0-9]"', value: '"${auth_second}a"' },
+      { name: '"~^(?<auth_second>\\d+)\\.[0-9]"', value: label('a') },
     ]);
   });
 
