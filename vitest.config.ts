@@ -6,7 +6,8 @@ const report = process.env.CI_REPORT_DIR;
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-postgres.ts'],
+    // dist/ first: several suites start the built gateway (test/support/fresh-dist.ts).
+    globalSetup: ['test/support/fresh-dist.ts', 'test/support/global-postgres.ts'],
     // Integration and end-to-end suites start real PostgreSQL, nginx and Node processes;
     // on a 2-core machine more than two files at once only adds contention.
     pool: 'forks',

@@ -12,7 +12,7 @@ export function requiresAdmin(headers: IncomingHttpHeaders): boolean {
   if (headers['x-gateway-require-admin'] === 'true') return true;
   const uri = headers['x-original-uri'];
   if (typeof uri !== 'string') return false;
-  const path = normalisePath(uri.split('?', 1)[0] ?? '');
+  const path = normalisePath(uri.split('?', 1)[0]!);
   return path === MANAGEMENT_PREFIX || path.startsWith(`${MANAGEMENT_PREFIX}/`);
 }
 

@@ -5,7 +5,7 @@ import { type AuthDecision, refuse } from './decision.js';
 
 /** Verifies `apk <id>.<secret>`: look the client up by id, compare hashes in constant time. */
 export class ApiKeyVerifier {
-  constructor(private readonly clients: ClientDirectory) {}
+  constructor(private readonly clients: Pick<ClientDirectory, 'byId'>) {}
 
   async verify(key: string): Promise<AuthDecision> {
     const parsed = parseApiKey(key);

@@ -42,7 +42,8 @@ export class Authenticator {
 
 /** The `WWW-Authenticate` challenge for a refusal, naming only the methods that are on. */
 export function challengeFor(failure: AuthFailure, toggles: MethodToggles): string {
-  if (failure.scheme === 'bearer' && toggles.oidc && failure.code !== 'METHOD_DISABLED') {
+  // A bearer token is only METHOD_DISABLED while OIDC is off, so that case ends up below.
+  if (failure.scheme === 'bearer' && toggles.oidc) {
     return 'Bearer error="invalid_token"';
   }
   const schemes: string[] = [];

@@ -1,6 +1,24 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../log.js';
-import { ApiError, INTERNAL_ERROR_BODY } from './api-error.js';
+import { ApiError, type ErrorBody, INTERNAL_ERROR_BODY } from './api-error.js';
+
+const BAD_REQUEST_BODY: ErrorBody = {
+  errors: [
+    {
+      code: 'BAD_REQUEST',
+      message: 'The request could not be read (for example a bad percent-escape in the path).',
+    },
+  ],
+};
+
+/**
+ * Express flags what the caller got wrong with a 4xx `status` (the router's "Failed to decode
+ * param" for `/api-clients/%zz`): the caller's fault, so a 400, never a 500.
+ */
+function isClientFault(err: unknown): boolean {
+  const status = (err as { status?: unknown } | null)?.status;
+  return typeof status === 'number' && status >= 400 && status < 500;
+}
 
 /** Maps every error to the one JSON shape; unknown errors become a bare 500 without internals. */
 export function errorMiddleware(log: Logger) {
@@ -12,6 +30,10 @@ export function errorMiddleware(log: Logger) {
     res.setHeader('Cache-Control', 'no-store');
     if (err instanceof ApiError) {
       res.set(err.headers).status(err.status).json(err.body());
+      return;
+    }
+    if (isClientFault(err)) {
+      res.status(400).json(BAD_REQUEST_BODY);
       return;
     }
     log.error('unexpected error in a management route', {

@@ -18,7 +18,8 @@ export function formatApiKey(id: number, secret: string): string {
 }
 
 export function hashSecret(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
+  // A string is hashed as UTF-8, Node's default.
+  return createHash('sha256').update(secret).digest();
 }
 
 /** Splits `<id>.<secret>`; anything not exactly of that shape is malformed. */

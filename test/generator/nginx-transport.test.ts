@@ -47,6 +47,8 @@ describe('with default settings', () => {
     }
   });
 
+  // The client offers every suite OpenSSL has at SECLEVEL=0, the CBC-SHA ones TLS 1.0/1.1 can
+  // use among them (see the control at the end of this file).
   test('TLS 1.0 and 1.1 are refused, 1.2 and 1.3 accepted', async () => {
     expect(await handshake(gw.httpsPort, 'TLSv1', gw.ca)).toMatchObject({ ok: false });
     expect(await handshake(gw.httpsPort, 'TLSv1.1', gw.ca)).toMatchObject({ ok: false });
@@ -105,5 +107,37 @@ describe('with TLS 1.3 only and default.conf edited by hand (spec 5.3)', () => {
   test('TLS 1.2 is refused, TLS 1.3 accepted', async () => {
     expect(await handshake(gw.httpsPort, 'TLSv1.2', gw.ca)).toMatchObject({ ok: false });
     expect(await handshake(gw.httpsPort, 'TLSv1.3', gw.ca)).toMatchObject({ ok: true });
+  });
+});
+
+// The control for the refusal above: the same client, offering the same TLS 1.0-capable suites,
+// completes TLS 1.0 and 1.1 handshakes with this nginx as soon as ssl.conf allows them. So the
+// refusal with the defaults is ssl.conf speaking, not a client or library that cannot do 1.0/1.1.
+describe('with TLS 1.0 and 1.1 explicitly allowed in ssl.conf', () => {
+  let gw: GatewayUnderTest;
+  beforeAll(async () => {
+    gw = await startGateway({
+      settings: {
+        tls: {
+          protocols: ['TLSv1', 'TLSv1.1', 'TLSv1.2'],
+          ciphers:
+            'ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES256-SHA:ECDHE-RSA-AES128-GCM-SHA256@SECLEVEL=0',
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  test('nginx completes TLS 1.0 and 1.1 handshakes with a CBC-SHA suite', async () => {
+    expect(await handshake(gw.httpsPort, 'TLSv1', gw.ca)).toMatchObject({
+      ok: true,
+      protocol: 'TLSv1',
+    });
+    expect(await handshake(gw.httpsPort, 'TLSv1.1', gw.ca)).toMatchObject({
+      ok: true,
+      protocol: 'TLSv1.1',
+    });
   });
 });

@@ -1,0 +1,37 @@
+// Mutation testing of the security core (docs/decisions/20261123-mutation-and-fuzz-testing.md).
+// Only the fast unit tests under test/unit run against each mutant, so a full run on two cores
+// takes minutes; CI runs it incrementally from the committed file below.
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  testRunner: 'vitest',
+  vitest: { configFile: 'test/unit/vitest.config.ts' },
+  plugins: ['@stryker-mutator/vitest-runner'],
+  coverageAnalysis: 'perTest',
+  mutate: [
+    'sidecar/keys/api-key.ts',
+    'sidecar/auth/*.ts',
+    'sidecar/management/require-admin.ts',
+    'sidecar/oidc/algorithms.ts',
+    'sidecar/oidc/discovery.ts',
+    'sidecar/oidc/key-set.ts',
+    'sidecar/oidc/token-errors.ts',
+    'sidecar/oidc/verifier.ts',
+    'generator/nginx-literal.ts',
+    'generator/contract.ts',
+    'generator/template-model.ts',
+    // Only the TLS part of the settings schema: protocols, default ciphers, their checks.
+    // Line ranges, so re-check them when that file changes.
+    'generator/settings-schema.ts:14-24',
+    'generator/settings-schema.ts:125-128',
+    'generator/settings-schema.ts:151-160',
+  ],
+  ignorePatterns: ['dist', '.gateway', 'reports', 'bench', 'docker'],
+  concurrency: 2,
+  incremental: true,
+  incrementalFile: 'test/mutation/stryker-incremental.json',
+  reporters: ['clear-text', 'progress', 'html'],
+  htmlReporter: { fileName: 'reports/mutation/index.html' },
+  thresholds: { high: 98, low: 95, break: 95 },
+  tempDirName: '.stryker-tmp',
+  cleanTempDir: 'always',
+};

@@ -1,0 +1,59 @@
+import { describe, expect, test } from 'vitest';
+import {
+  FORWARDED_TO_SIDECAR,
+  IDENTITY_FROM_SIDECAR,
+  REFUSAL_FROM_SIDECAR,
+} from '../../../generator/contract.js';
+import { requiresAdmin } from '../../../sidecar/auth/admin-paths.js';
+import { readToggles } from '../../../sidecar/auth/method-toggles.js';
+
+// The header contract as nginx renders it must be the one the sidecar reads and answers.
+
+const ALL = [...FORWARDED_TO_SIDECAR, ...IDENTITY_FROM_SIDECAR, ...REFUSAL_FROM_SIDECAR];
+
+describe('the nginx-sidecar header contract', () => {
+  test('every row is an X- header name and an nginx variable, none used twice', () => {
+    for (const { header, variable } of ALL) {
+      expect(header).toMatch(/^X-[A-Za-z]+(?:-[A-Za-z]+)*$/);
+      expect(variable).toMatch(/^\$[a-z_]+$/);
+    }
+    const headers = ALL.map((r) => r.header.toLowerCase());
+    expect(new Set(headers).size).toBe(headers.length);
+    expect(new Set(ALL.map((r) => r.variable)).size).toBe(ALL.length);
+  });
+
+  // A value of each toggle unlike its default, and how the sidecar shows having read it.
+  const TOGGLES: Record<string, [string, (t: ReturnType<typeof readToggles>) => unknown]> = {
+    $api_keys_enabled: ['false', (t) => t.apiKeys],
+    $open_id_connect_enabled: ['true', (t) => t.oidc],
+    $oidc_discovery: ['https://idp/', (t) => t.oidcOptions.discovery],
+    $oidc_ssl_verify: ['no', (t) => t.oidcOptions.sslVerify],
+    $oidc_accept_unsupported_alg: ['true', (t) => t.oidcOptions.acceptUnsupportedAlg],
+    $oidc_accept_none_alg: ['true', (t) => t.oidcOptions.acceptNoneAlg],
+    $oidc_redirect_uri: ['https://app/cb', (t) => t.oidcOptions.redirectUri],
+    $oidc_client_id_claim: ['azp', (t) => t.oidcOptions.clientIdClaim],
+    $oidc_client_name_claim: ['name', (t) => t.oidcOptions.clientNameClaim],
+    $oidc_audience: ['gw', (t) => t.oidcOptions.audience],
+  };
+
+  test.each(FORWARDED_TO_SIDECAR.filter((r) => r.variable in TOGGLES))(
+    'the sidecar reads $header ($variable)',
+    ({ header, variable }) => {
+      const [value, read] = TOGGLES[variable]!;
+      const before = read(readToggles({}));
+      const after = read(readToggles({ [header.toLowerCase()]: value }));
+      expect(after).not.toEqual(before);
+    },
+  );
+
+  test('the sidecar reads the original URI from the header nginx sends it in', () => {
+    const row = FORWARDED_TO_SIDECAR.find((r) => r.variable === '$request_uri')!;
+    expect(requiresAdmin({ [row.header.toLowerCase()]: '/v1/management/' })).toBe(true);
+  });
+
+  test('nginx forwards the original method and every toggle', () => {
+    expect(FORWARDED_TO_SIDECAR.map((r) => r.variable).sort()).toEqual(
+      [...Object.keys(TOGGLES), '$request_method', '$request_uri'].sort(),
+    );
+  });
+});

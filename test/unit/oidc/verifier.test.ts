@@ -1,0 +1,279 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { type OidcOptions, readToggles } from '../../../sidecar/auth/method-toggles.js';
+import { OidcBearerVerifier } from '../../../sidecar/oidc/verifier.js';
+import { directoryOf, row } from '../support/clients.js';
+import { makeKey, startKeyServer } from '../support/key-server.js';
+import { recordingLogger } from '../support/serve.js';
+
+const NOW = 1_800_000_000;
+const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+let provider: Awaited<ReturnType<typeof startKeyServer>>;
+const key = makeKey('k1');
+const stranger = makeKey('k1');
+const rsa = makeKey('r1', 'RS256');
+const subjects: string[] = [];
+const clients = directoryOf([
+  row(5, { apiClientId: 'robot@idp', name: 'robot client', isAdmin: true }),
+  row(6, { apiClientId: 'x'.repeat(255) }),
+]);
+const recordingClients = {
+  bySubject: (subject: string) => {
+    subjects.push(subject);
+    return clients.bySubject(subject);
+  },
+};
+const { log, lines } = recordingLogger();
+let verifier: OidcBearerVerifier;
+
+beforeAll(async () => {
+  provider = await startKeyServer([key, rsa]);
+});
+afterAll(() => provider.close());
+beforeEach(() => {
+  subjects.length = 0;
+  lines.length = 0;
+  provider.state.discovery = null;
+  provider.state.jwks = null;
+  provider.state.hits = { discovery: 0, jwks: 0 };
+  // A new verifier per test: nothing cached from the test before.
+  verifier = new OidcBearerVerifier(
+    {
+      extraCa: [],
+      clockToleranceSeconds: 30,
+      httpTimeoutMs: 2_000,
+      jwksCooldownMs: 0,
+      cacheMaxAgeMs: 600_000,
+      maxStaleMs: 600_000,
+    },
+    recordingClients,
+    log,
+    () => NOW * 1000,
+  );
+});
+
+const options = (extra: Partial<OidcOptions> = {}): OidcOptions => ({
+  ...readToggles({}).oidcOptions,
+  discovery: provider.discoveryUrl,
+  ...extra,
+});
+
+/** The `X-jwt-error` text of a refusal, or 'accepted'. */
+async function outcome(token: string, extra: Partial<OidcOptions> = {}): Promise<string> {
+  const decision = await verifier.verify(token, options(extra));
+  return decision.ok ? 'accepted' : `${decision.code}: ${decision.jwtError}`;
+}
+
+describe('OidcBearerVerifier', () => {
+  test('a valid token of a known client: its identity from the claims, the client admin flag', async () => {
+    const token = await provider.sign({ sub: 'robot@idp' }, NOW);
+    expect(await verifier.verify(token, options())).toEqual({
+      ok: true,
+      method: 'bearer',
+      identity: { id: 5, clientId: 'robot@idp', clientName: 'robot@idp', isAdmin: true },
+    });
+    expect(subjects).toEqual(['robot@idp']);
+  });
+
+  test('the configured claims give client id and name; RS256 works too', async () => {
+    const token = await provider.sign({ azp: 'robot@idp', name: 'Robot' }, NOW, { key: rsa });
+    expect(
+      await verifier.verify(token, options({ clientIdClaim: 'azp', clientNameClaim: 'name' })),
+    ).toMatchObject({ ok: true, identity: { clientId: 'robot@idp', clientName: 'Robot' } });
+  });
+
+  test("without a name claim (or an empty one) the client's own name stands in", async () => {
+    const none = await provider.sign({ azp: 'robot@idp' }, NOW);
+    const empty = await provider.sign({ azp: 'robot@idp', name: '' }, NOW);
+    const number = await provider.sign({ azp: 'robot@idp', name: 7 }, NOW);
+    for (const token of [none, empty, number]) {
+      expect(
+        await verifier.verify(token, options({ clientIdClaim: 'azp', clientNameClaim: 'name' })),
+      ).toMatchObject({ ok: true, identity: { clientName: 'robot client' } });
+    }
+  });
+
+  test('no client for the subject: UNKNOWN_CLIENT', async () => {
+    const token = await provider.sign({ sub: 'stranger@idp' }, NOW);
+    expect(await verifier.verify(token, options())).toEqual({
+      ok: false,
+      code: 'UNKNOWN_CLIENT',
+      message: 'No API client matches this bearer token.',
+      scheme: 'bearer',
+      jwtError: 'no API client for this token',
+    });
+  });
+
+  test('a subject of 255 characters is looked up, a longer one refused without a query', async () => {
+    expect(await outcome(await provider.sign({ sub: 'x'.repeat(255) }, NOW))).toBe('accepted');
+    expect(await outcome(await provider.sign({ sub: 'x'.repeat(256) }, NOW))).toBe(
+      'UNKNOWN_CLIENT: no API client for this token',
+    );
+    expect(subjects).toEqual(['x'.repeat(255)]);
+  });
+
+  test.each([
+    ['no sub claim', { sub: undefined }, 'token has no string "sub" claim'],
+    ['an empty sub', { sub: '' }, 'token has no string "sub" claim'],
+    ['a numeric sub', { sub: 5 }, 'token has no string "sub" claim'],
+  ])('%s: refused', async (_what, claims, reason) => {
+    const token = await provider.sign(claims as Record<string, unknown>, NOW);
+    expect(await outcome(token)).toBe(`INVALID_TOKEN: ${reason}`);
+  });
+
+  test('the claim name in the reason is cut to 64 characters', async () => {
+    const token = await provider.sign({ sub: 'robot@idp' }, NOW);
+    expect(await outcome(token, { clientIdClaim: 'c'.repeat(80) })).toBe(
+      `INVALID_TOKEN: token has no string "${'c'.repeat(64)}" claim`,
+    );
+  });
+
+  test('refusals are INVALID_TOKEN values with the reason in jwtError', async () => {
+    expect(await verifier.verify('a.b', options())).toEqual({
+      ok: false,
+      code: 'INVALID_TOKEN',
+      message: 'The bearer token is not valid.',
+      scheme: 'bearer',
+      jwtError: 'malformed token (not a signed JWT)',
+    });
+  });
+
+  test.each([
+    ['two parts', 'a.b', 'malformed token (not a signed JWT)'],
+    ['four parts', 'a.b.c.d', 'malformed token (not a signed JWT)'],
+    ['an unreadable header', 'e30x.e30.e30', 'malformed token (unreadable header)'],
+    [
+      'a header that is not JSON',
+      `${Buffer.from('nope').toString('base64url')}.e30.x`,
+      'malformed token (unreadable header)',
+    ],
+    ['no alg', `${b64({ typ: 'JWT' })}.e30.x`, 'token header has no "alg"'],
+    [
+      'alg none',
+      `${b64({ alg: 'none' })}.${b64({ sub: 'robot@idp' })}.`,
+      'unsupported algorithm none',
+    ],
+    ['alg HS256', `${b64({ alg: 'HS256' })}.e30.x`, 'symmetric algorithm "HS256" is not accepted'],
+  ])('%s: refused before any network', async (_what, token, reason) => {
+    expect(await outcome(token)).toBe(`INVALID_TOKEN: ${reason}`);
+    expect(provider.state.hits.discovery).toBe(0);
+  });
+
+  test('a token of 16384 characters is read, one character more is refused unread', async () => {
+    const padded = (length: number) => {
+      const head = `${b64({ alg: 'HS256' })}.`;
+      return `${head}${'A'.repeat(length - head.length - 2)}.x`;
+    };
+    expect(await outcome(padded(16 * 1024))).toBe(
+      'INVALID_TOKEN: symmetric algorithm "HS256" is not accepted',
+    );
+    expect(await outcome(padded(16 * 1024 + 1))).toBe('INVALID_TOKEN: token too large');
+  });
+
+  test.each([
+    ['not a URL', 'not a url', 'nginx forwarded no valid OpenID Connect discovery URL'],
+    [
+      'not http(s)',
+      'ftp://idp.example/.well-known/openid-configuration',
+      'the OpenID Connect discovery URL must be http(s)',
+    ],
+  ])('a discovery URL that is %s: refused and logged', async (_what, discovery, message) => {
+    const token = await provider.sign({ sub: 'robot@idp' }, NOW);
+    expect(await outcome(token, { discovery })).toBe(
+      'INVALID_TOKEN: OpenID Connect discovery URL is not configured correctly',
+    );
+    expect(lines).toEqual([{ level: 'error', message, fields: { discovery } }]);
+  });
+
+  test('an https discovery URL is used (here: nobody listens)', async () => {
+    const token = await provider.sign({ sub: 'robot@idp' }, NOW);
+    expect(await outcome(token, { discovery: 'https://127.0.0.1:9/.well-known/x' })).toBe(
+      'INVALID_TOKEN: OpenID Connect discovery failed: identity provider unreachable',
+    );
+    expect(lines).toEqual([]);
+  });
+
+  test('an unexpected fault while checking (an unusable published key) refuses and is logged', async () => {
+    provider.state.jwks = { keys: [{ kty: 'EC', crv: 'P-256', kid: 'k1', x: 'AAAA', y: 'AAAA' }] };
+    const token = await provider.sign({ sub: 'robot@idp' }, NOW);
+    expect(await outcome(token)).toBe('INVALID_TOKEN: token verification failed');
+    expect(lines).toEqual([
+      {
+        level: 'error',
+        message: 'unexpected error while verifying a bearer token; refused',
+        fields: { error: expect.any(String) },
+      },
+    ]);
+  });
+
+  test('an algorithm the provider does not advertise: refused unless accept_unsupported_alg', async () => {
+    provider.state.discovery = {
+      issuer: provider.issuer,
+      jwks_uri: `${provider.issuer}/jwks`,
+      id_token_signing_alg_values_supported: ['ES256'],
+    };
+    const token = await provider.sign({ sub: 'robot@idp' }, NOW, { key: rsa });
+    expect(await outcome(token)).toBe(
+      'INVALID_TOKEN: algorithm "RS256" is not advertised by the identity provider',
+    );
+    expect(await outcome(token, { acceptUnsupportedAlg: true })).toBe('accepted');
+  });
+
+  test('a signature by another key under a known kid: refused', async () => {
+    const token = await provider.sign({ sub: 'robot@idp' }, NOW, { key: stranger });
+    expect(await outcome(token)).toBe('INVALID_TOKEN: signature verification failed');
+  });
+
+  test('a kid the provider does not have: refused', async () => {
+    const token = await provider.sign({ sub: 'robot@idp' }, NOW, { header: { kid: 'gone' } });
+    expect(await outcome(token)).toBe(
+      'INVALID_TOKEN: no key with kid "gone" at the identity provider',
+    );
+  });
+
+  test('a token signed with RS256 but labelled ES256 is refused', async () => {
+    const token = await provider.sign({ sub: 'robot@idp' }, NOW, {
+      key: rsa,
+      header: { kid: 'k1' },
+    });
+    expect(await outcome(token)).not.toBe('accepted');
+  });
+
+  test.each([
+    ['another issuer', { iss: 'https://evil.example' }, 'unexpected "iss" claim value'],
+    ['expired beyond the tolerance', { exp: NOW - 31 }, 'token expired'],
+    ['no exp', { exp: undefined }, 'missing required "exp" claim'],
+    ['nbf beyond the tolerance', { nbf: NOW + 31 }, 'token not yet valid'],
+    ['iat beyond the tolerance', { iat: NOW + 31 }, 'token issued in the future ("iat")'],
+  ])('%s: refused', async (_what, claims, reason) => {
+    const token = await provider.sign({ sub: 'robot@idp', ...claims }, NOW);
+    expect(await outcome(token)).toBe(`INVALID_TOKEN: ${reason}`);
+  });
+
+  test.each([
+    ['expired within the tolerance', { exp: NOW - 29 }],
+    ['nbf within the tolerance', { nbf: NOW + 29 }],
+    ['iat exactly at the tolerance', { iat: NOW + 30 }],
+    ['iat a little in the future', { iat: NOW + 1 }],
+  ])('%s: accepted', async (_what, claims) => {
+    const token = await provider.sign({ sub: 'robot@idp', ...claims }, NOW);
+    expect(await outcome(token)).toBe('accepted');
+  });
+
+  test('the audience is checked only when configured', async () => {
+    const token = await provider.sign({ sub: 'robot@idp', aud: 'other' }, NOW);
+    expect(await outcome(token)).toBe('accepted');
+    expect(await outcome(token, { audience: 'gateway' })).toBe(
+      'INVALID_TOKEN: unexpected "aud" claim value',
+    );
+    const right = await provider.sign({ sub: 'robot@idp', aud: ['x', 'gateway'] }, NOW);
+    expect(await outcome(right, { audience: 'gateway' })).toBe('accepted');
+  });
+
+  test('a provider that cannot be reached: refused with the provider error', async () => {
+    const token = await provider.sign({ sub: 'robot@idp' }, NOW);
+    expect(await outcome(token, { discovery: 'http://127.0.0.1:9/.well-known/x' })).toBe(
+      'INVALID_TOKEN: OpenID Connect discovery failed: identity provider unreachable',
+    );
+  });
+});

@@ -1,0 +1,33 @@
+import { createHash } from 'node:crypto';
+import type { ApiClientRow } from '../../../sidecar/clients/api-client.js';
+
+/**
+ * SHA-256 by node:crypto directly, not by the module under test: rows are built when test files
+ * load, and a mutant that broke hashing there would fail the load instead of a test.
+ */
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+/** An API client row as PostgreSQL would return it, holding the hash of `secret` (if any). */
+export function row(
+  id: number,
+  options: { secret?: string; isAdmin?: boolean; name?: string; apiClientId?: string } = {},
+): ApiClientRow {
+  return {
+    id,
+    name: options.name ?? `client ${id}`,
+    isAdmin: options.isAdmin ?? false,
+    apiClientId: options.apiClientId ?? null,
+    keyHash: options.secret === undefined ? null : sha256(options.secret),
+    createdAt: new Date('2026-01-01T00:00:00Z'),
+  };
+}
+
+/** The read side of the client directory over a fixed list of rows, for unit tests. */
+export function directoryOf(rows: ApiClientRow[]) {
+  return {
+    byId: async (id: number) => rows.find((r) => r.id === id) ?? null,
+    bySubject: async (subject: string) => rows.find((r) => r.apiClientId === subject) ?? null,
+  };
+}
