@@ -5,6 +5,7 @@ import {
   KEY_SQL,
   keyOf,
   type Sort,
+  type SortField,
   type SortKey,
   sortField,
 } from './client-order.js';
@@ -181,20 +182,23 @@ export class ClientStore {
   }
 
   /**
-   * Every row after (or before) `from`, in `sort` order, as batches of at most `batch` rows.
-   * Each batch is its own keyset query: no transaction or connection is held between batches, so
-   * a caller that reads slowly pins nothing in the database, and `/auth` queries interleave.
-   * Rows before a key are read forwards from the start up to it, so they stream in order too.
+   * Every row after (or before) `from`, in `sort` order, as batches of at most `batch` rows,
+   * each already serialised as the listing's items (RECORD_JSON_SQL): PostgreSQL, not this event
+   * loop, does the per-row work. Each batch is its own keyset query: no transaction or
+   * connection is held between batches, so a caller that reads slowly pins nothing in the
+   * database, and `/auth` queries interleave. Rows before a key are read forwards from the start
+   * up to it, so they stream in order too.
    */
-  async *stream(
+  async *streamRecords(
     sort: Sort,
     from: PageRequest['from'],
     batch: number,
-  ): AsyncGenerator<ApiClientRow[], void, undefined> {
-    const exprs = KEY_SQL[sortField(sort)];
+  ): AsyncGenerator<RecordBatch, void, undefined> {
+    const field = sortField(sort);
+    const exprs = KEY_SQL[field];
     const ascending = !isDescending(sort);
-    const forward = ascending ? '>' : '<';
     const order = exprs.map((e) => `${e} ${ascending ? 'ASC' : 'DESC'}`).join(', ');
+    const reverse = exprs.map((e) => `${e} ${ascending ? 'DESC' : 'ASC'}`).join(', ');
     // The upper bound of a "before" cursor stays; the lower bound moves with every batch.
     const end = from?.direction === 'before' ? from.key : null;
     let after = from?.direction === 'after' ? from.key : null;
@@ -202,7 +206,7 @@ export class ClientStore {
       const values: unknown[] = [];
       const conditions: string[] = [];
       if (after) {
-        conditions.push(keyBound(exprs, forward, values.length + 1));
+        conditions.push(keyBound(exprs, ascending ? '>' : '<', values.length + 1));
         values.push(...after);
       }
       if (end) {
@@ -211,15 +215,23 @@ export class ClientStore {
       }
       values.push(batch);
       const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-      const { rows } = await this.pool.query<DbRow>(
-        `SELECT ${COLUMNS} FROM api_clients ${where} ORDER BY ${order} LIMIT $${values.length}`,
+      // One row per batch: the items joined by PostgreSQL, and the first and last rows' keys.
+      const { rows } = await this.pool.query<RecordBatchRow>(
+        `WITH page AS (
+           SELECT ${RECORD_JSON_SQL} AS j, id, name, api_client_id FROM api_clients ${where}
+           ORDER BY ${order} LIMIT $${values.length})
+         SELECT string_agg(j, ',' ORDER BY ${order}) AS json, count(*)::int AS n,
+                (array_agg(json_build_array(id, name, api_client_id) ORDER BY ${order}))[1] AS first,
+                (array_agg(json_build_array(id, name, api_client_id) ORDER BY ${reverse}))[1] AS last
+         FROM page`,
         values,
       );
-      if (rows.length === 0) return;
-      const page = rows.map(fromDb);
-      yield page;
-      if (rows.length < batch) return;
-      after = keyOf(page[page.length - 1]!, sortField(sort));
+      const row = rows[0];
+      if (!row || row.n === 0 || !row.json || !row.first || !row.last) return;
+      const last = recordKey(row.last, field);
+      yield { json: row.json, count: row.n, first: recordKey(row.first, field), last };
+      if (row.n < batch) return;
+      after = last;
     }
   }
 
@@ -256,6 +268,43 @@ export class ClientStore {
     return Math.max(EXACT_TOTAL_BOUND + 1, n);
   }
 }
+
+/** Some rows of a listing, serialised, with the sort keys of the first and the last. */
+export interface RecordBatch {
+  json: string;
+  count: number;
+  first: SortKey;
+  last: SortKey;
+}
+
+interface RecordBatchRow {
+  json: string | null;
+  n: number;
+  /** [id, name, api_client_id] of the batch's first and last rows. */
+  first: KeyColumns | null;
+  last: KeyColumns | null;
+}
+
+type KeyColumns = [id: number, name: string, apiClientId: string | null];
+
+function recordKey([id, name, apiClientId]: KeyColumns, field: SortField): SortKey {
+  return keyOf({ id, name, apiClientId }, field);
+}
+
+/**
+ * One client as `toRecord` and JSON.stringify write it, byte for byte (a test compares them).
+ * created_at's milliseconds are computed as node-postgres computes them (1000 times the
+ * fraction as a double, truncated), so both agree even where that product falls just short
+ * of an integer (.029 gives 28).
+ */
+const RECORD_JSON_SQL = `'{"id":' || id || ',"api_key_id":' || id
+  || ',"name":' || to_json(name)::text
+  || ',"is_admin":' || is_admin::text
+  || ',"api_client_id":' || COALESCE(to_json(api_client_id)::text, 'null')
+  || ',"has_api_key":' || (key_hash IS NOT NULL)::text
+  || ',"created_at":"' || to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') || '.'
+  || lpad(floor(1000 * ('0.' || to_char(created_at AT TIME ZONE 'UTC', 'US'))::float8)::int::text, 3, '0')
+  || 'Z"}'`;
 
 /** Below this many clients, `total` is an exact count; above it, an estimate. */
 export const EXACT_TOTAL_BOUND = 10_000;
