@@ -31,6 +31,7 @@ interface Row {
   listS: number;
   listMb: number;
   total: number;
+  rssBefore: number;
   rssDuring: number;
   rssAfter: number;
   authIdle: { p50: number; p99: number };
@@ -161,6 +162,7 @@ async function measure(
     const idle = await firstSight(keys.slice(1, half));
 
     // One list-all alone: time to last byte, body size, RSS during and after.
+    const rssBefore = rssMb(sidecarPid);
     const sampler = rssSampler(sidecarPid);
     const cpu = await cpuMeter(() => roots);
     const list = await curlGet(`${url}${CLIENTS_PATH}`, caFile, admin, true);
@@ -209,6 +211,7 @@ async function measure(
       listS: list.ms / 1000,
       listMb: list.bytes / 1e6,
       total,
+      rssBefore,
       rssDuring,
       rssAfter,
       authIdle: { p50: percentile(idle, 50), p99: percentile(idle, 99) },
@@ -236,6 +239,7 @@ function table(rows: Row[]): string {
     'list-all s',
     'MB',
     'total',
+    'RSS before MB',
     'RSS during MB',
     'RSS after MB',
     'auth p50/p99 idle ms',
@@ -253,6 +257,7 @@ function table(rows: Row[]): string {
     f(r.listS, 2),
     f(r.listMb),
     String(r.total),
+    f(r.rssBefore, 0),
     f(r.rssDuring, 0),
     f(r.rssAfter, 0),
     `${f(r.authIdle.p50)} / ${f(r.authIdle.p99)}`,
