@@ -57,6 +57,12 @@ export function apiClientsRouter(
     if (!query.ok) throw new ValidationError(query.errors);
     const { sort, limit, cursor } = query.value;
     if (limit === null) {
+      // HEAD of everything: the headers a GET would have, without walking the table for a
+      // body nobody receives.
+      if (req.method === 'HEAD') {
+        res.status(200).type('application/json; charset=utf-8').end();
+        return;
+      }
       await streamList(res, store, sort, cursor, log);
       return;
     }

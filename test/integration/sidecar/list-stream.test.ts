@@ -84,6 +84,16 @@ describe('GET /v1/management/api-clients without limit (streamed)', () => {
     expect(res.text).toContain('12:34:');
   });
 
+  test('HEAD answers the headers of the list without a body', async () => {
+    const res = await http(`${sidecar.url}${CLIENTS}`, {
+      method: 'HEAD',
+      headers: apk(sidecar.adminKey),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.text).toBe('');
+  });
+
   test('every order streams what its pages walk, in that order', async () => {
     for (const sort of ['-id', 'name', '-name', 'api_client_id', '-api_client_id']) {
       const body = (await get(`?sort=${sort}`)).json as ListBody;
