@@ -19,12 +19,13 @@ const MAIN = join(import.meta.dirname, '../../../dist/sidecar/main.js');
 const ROWS = 100_000;
 
 let proc: RunningProcess;
+let db: string;
 let url: string;
 let adminKey: string;
 let keys: string[];
 
 beforeAll(async () => {
-  const db = await freshDatabase();
+  db = await freshDatabase();
   const port = await freePort();
   proc = startProcess(process.execPath, [MAIN], {
     PATH: process.env.PATH,
@@ -123,6 +124,39 @@ describe(`${ROWS} clients`, () => {
     const stalled = await peakRssDuring(listAll(2_000));
     expect(stalled.result.status).toBe(200);
     expect(stalled.peak - before).toBeLessThan(40);
+  }, 60_000);
+
+  test('a caller that hangs up mid-list stops the reading: no more batches are queried', async () => {
+    const commits = async () => {
+      const client = new pg.Client({ connectionString: db });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ n: string }>(
+          'SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = current_database()',
+        );
+        return Number(rows[0]!.n);
+      } finally {
+        await client.end();
+      }
+    };
+    const before = await commits();
+    await new Promise<void>((resolve, reject) => {
+      const req = request(`${url}${CLIENTS}`, { headers: apk(adminKey) }, (res) => {
+        res.once('data', () => {
+          req.destroy();
+          resolve();
+        });
+      });
+      req.on('error', (err) =>
+        (err as NodeJS.ErrnoException).code === 'ECONNRESET' ? resolve() : reject(err),
+      );
+      req.end();
+    });
+    // Statistics reach pg_stat_database within a second or so; a full list is 200+ queries.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect((await commits()) - before).toBeLessThan(60);
+    // And the sidecar goes on serving lists.
+    expect((await listAll()).status).toBe(200);
   }, 60_000);
 
   test('never-seen keys get their /auth answer while a list of everything streams', async () => {
