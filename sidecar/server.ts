@@ -12,7 +12,13 @@ import { createManagementApp } from './management/app.js';
 import { type DecisionInvalidator, NO_INVALIDATOR } from './revocation/nginx-control.js';
 
 export interface SidecarParts {
+  /** Authentication's connections (and /healthz). */
   pool: pg.Pool;
+  /**
+   * Management's own connections: however many lists, creates or slow callers management has
+   * going, none of them holds a connection `/auth` is waiting for. Default: `pool`.
+   */
+  managementPool?: pg.Pool;
   log: Logger;
   /** This sidecar's nginx, told at once about changes this sidecar makes. */
   invalidator?: DecisionInvalidator;
@@ -23,18 +29,23 @@ export interface SidecarParts {
 /** The sidecar's HTTP server: `/auth` on plain node:http, the rest through Express. */
 export function createSidecarServer({
   pool,
+  managementPool = pool,
   log,
   invalidator = NO_INVALIDATOR,
   bearer = null,
 }: SidecarParts): Server {
-  const store = new ClientStore(pool);
-  const directory = new ClientDirectory(store);
+  const directory = new ClientDirectory(new ClientStore(pool));
   const authenticator = new Authenticator(
     new ApiKeyVerifier(directory),
     bearer?.(directory) ?? null,
   );
   const auth = createAuthHandler(authenticator, log);
-  const management = createManagementApp(store, authenticator, invalidator, log);
+  const management = createManagementApp(
+    new ClientStore(managementPool),
+    authenticator,
+    invalidator,
+    log,
+  );
 
   // nginx accepts up to 4 × 8 KB of request headers and forwards them on /auth: accept as
   // much here, so a large but valid request is never "auth unavailable".

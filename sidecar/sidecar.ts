@@ -39,6 +39,8 @@ export async function startSidecar(
   // Read first: a bad OIDC_* value stops the start-up before anything waits for the database.
   const oidc = readOidcSettings(env);
   const pool = createPool(config.databaseUrl, log);
+  // Management gets its own, smaller pool: /auth never queues for a connection behind it.
+  const managementPool = createPool(config.databaseUrl, log, { max: 4 });
   await retry(() => migrate(pool, log), log);
   await createBootstrapKeyIfAsked(env, new ClientStore(pool), print);
   const invalidator = config.controlSocket
@@ -50,6 +52,7 @@ export async function startSidecar(
   listener.start();
   const server = createSidecarServer({
     pool,
+    managementPool,
     log,
     invalidator,
     bearer: (clients) => new OidcBearerVerifier(oidc, clients, log, clock),
@@ -67,7 +70,7 @@ export async function startSidecar(
       // Once nobody can ask this sidecar, nginx must not go on answering from what it said:
       // every request then fails closed until a sidecar is back.
       await invalidator.all();
-      await pool.end();
+      await Promise.all([pool.end(), managementPool.end()]);
     },
   };
 }

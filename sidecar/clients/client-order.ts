@@ -28,7 +28,10 @@ export const KEY_SQL: Readonly<Record<SortField, readonly string[]>> = {
 };
 
 /** The key of `row` in the order of `field`, exactly as KEY_SQL computes it. */
-export function keyOf(row: ApiClientRow, field: SortField): SortKey {
+export function keyOf(
+  row: Pick<ApiClientRow, 'id' | 'name' | 'apiClientId'>,
+  field: SortField,
+): SortKey {
   switch (field) {
     case 'id':
       return [row.id];

@@ -13,17 +13,38 @@ function migrationsDir(): string {
 }
 
 /**
- * Applies the ordered SQL migrations that this database has not seen, each in its own
- * transaction, under a session advisory lock: sidecars starting together on one database
- * take turns, and the later ones find nothing left to do.
+ * First line of a migration that must run outside a transaction: `CREATE INDEX CONCURRENTLY`,
+ * which builds an index on a large table without blocking writes. Such a file holds exactly one
+ * statement (PostgreSQL runs several in one query as a transaction), and should be written to
+ * be run again (`IF NOT EXISTS`), since it is recorded only after it succeeded.
  */
-export async function migrate(pool: pg.Pool, log: Logger): Promise<string[]> {
-  const dir = migrationsDir();
+export const NO_TRANSACTION = '-- migrate: no transaction';
+
+/**
+ * How long a migration waits for a lock before failing (and the start-up retrying it): a
+ * migration queued behind a long query for an exclusive lock would otherwise hold up every
+ * query that comes after it, /auth's included.
+ */
+const LOCK_TIMEOUT = '5s';
+
+/**
+ * Applies the ordered SQL migrations that this database has not seen, each in its own
+ * transaction (or none, for NO_TRANSACTION files), under a session advisory lock: sidecars
+ * starting together on one database take turns, and the later ones find nothing left to do.
+ * The pool's 10 s statement timeout is lifted: building an index on a million rows may take
+ * longer, and that is not a fault.
+ */
+export async function migrate(
+  pool: pg.Pool,
+  log: Logger,
+  dir: string = migrationsDir(),
+): Promise<string[]> {
   const files = (await readdir(dir)).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
   const client = await pool.connect();
   const applied: string[] = [];
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    await client.query(`SET statement_timeout = 0; SET lock_timeout = '${LOCK_TIMEOUT}'`);
     try {
       await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
         version    text PRIMARY KEY,
@@ -37,6 +58,13 @@ export async function migrate(pool: pg.Pool, log: Logger): Promise<string[]> {
       for (const file of files) {
         if (done.has(file)) continue;
         const sql = await readFile(join(dir, file), 'utf8');
+        if (sql.startsWith(NO_TRANSACTION)) {
+          await client.query(sql);
+          await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [file]);
+          applied.push(file);
+          log.info('migration applied', { version: file, transaction: false });
+          continue;
+        }
         await client.query('BEGIN');
         try {
           await client.query(sql);
@@ -51,6 +79,8 @@ export async function migrate(pool: pg.Pool, log: Logger): Promise<string[]> {
       }
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+      // The connection goes back to the pool: with the pool's own timeouts.
+      await client.query('RESET statement_timeout; RESET lock_timeout');
     }
   } finally {
     client.release();

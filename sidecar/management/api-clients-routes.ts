@@ -5,11 +5,13 @@ import { keyOf, sortField } from '../clients/client-order.js';
 import type { ClientStore, UpdateOutcome } from '../clients/client-store.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/api-error.js';
 import { formatApiKey, generateSecret } from '../keys/api-key.js';
+import type { Logger } from '../log.js';
 import type { DecisionInvalidator } from '../revocation/nginx-control.js';
 import { parseCreateApiClient, parseUpdateApiClient } from './api-client-input.js';
 import { jsonBody } from './json-body.js';
 import { parseListQuery } from './list-query.js';
 import { listResponse } from './list-response.js';
+import { streamList } from './list-stream.js';
 import { allowOnly } from './method-guard.js';
 import { parseId } from './numeric-id.js';
 import { requireAdmin } from './require-admin.js';
@@ -24,6 +26,7 @@ export function apiClientsRouter(
   store: ClientStore,
   authenticator: Authenticator,
   invalidator: DecisionInvalidator,
+  log: Logger,
 ): Router {
   const router = Router({ strict: false });
   // Everything under /v1/management needs an admin, even paths that do not exist.
@@ -53,6 +56,16 @@ export function apiClientsRouter(
     const query = parseListQuery(req.query as Record<string, unknown>);
     if (!query.ok) throw new ValidationError(query.errors);
     const { sort, limit, cursor } = query.value;
+    if (limit === null) {
+      // HEAD of everything: the headers a GET would have, without walking the table for a
+      // body nobody receives.
+      if (req.method === 'HEAD') {
+        res.status(200).type('application/json; charset=utf-8').end();
+        return;
+      }
+      await streamList(res, store, sort, cursor, log);
+      return;
+    }
     const page = await store.list({
       sort,
       limit,

@@ -17,7 +17,7 @@ export function createManagementApp(
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(apiClientsRouter(store, authenticator, invalidator));
+  app.use(apiClientsRouter(store, authenticator, invalidator, log));
   app.use(() => {
     throw new NotFoundError();
   });
