@@ -180,12 +180,10 @@ describe(`${ROWS} clients`, () => {
       during.push(await probe(key));
     }
     expect((await list).status).toBe(200);
-    // Answered while the list was still being written, each in a fraction of the list's time:
-    // a handler that built the whole list on the event loop held /auth for hundreds of ms.
+    // Answered one after another while the list was still being written: a handler that built
+    // the whole list on the event loop held /auth until it was done, so at most one probe
+    // would finish while listing. (How fast they are is the scale bench's figure, not a test's.)
     expect(during.length).toBeGreaterThanOrEqual(5);
-    during.sort((a, b) => a - b);
-    expect(during[Math.floor(during.length / 2)]!).toBeLessThan(25);
-    expect(during[during.length - 1]!).toBeLessThan(150);
   }, 60_000);
 
   test('total beyond 10,000 is an estimate close to the count; a page deep in costs what the first does', async () => {
