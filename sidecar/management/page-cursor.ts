@@ -1,4 +1,5 @@
 import { isKeyOf, SORTS, type Sort, type SortKey, sortField } from '../clients/client-order.js';
+import { MAX_TEXT } from './api-client-input.js';
 
 /** Where a page starts: after or before a row's key, in one order. */
 export interface PageCursor {
@@ -22,7 +23,14 @@ export function encodeCursor(cursor: PageCursor): string {
   return Buffer.from(json, 'utf8').toString('base64url');
 }
 
-const CURSOR_TEXT = /^[A-Za-z0-9_-]{1,4096}$/;
+/**
+ * The longest cursor this gateway makes: a key holds one text of at most MAX_TEXT characters,
+ * each at most 6 bytes of JSON (4 of UTF-8; 6 as a \u escape, for a row written outside the
+ * API), beside a small frame; in base64url. A fixed 4096 refused the cursor after a name of
+ * 1024 CJK characters (about 4160), so such a listing could not be paged on.
+ */
+const MAX_CURSOR = Math.ceil((6 * MAX_TEXT + 128) / 3) * 4;
+const CURSOR_TEXT = new RegExp(`^[A-Za-z0-9_-]{1,${MAX_CURSOR}}$`);
 
 /** The cursor, or null when the text is not one this gateway made. */
 export function decodeCursor(text: string): PageCursor | null {

@@ -7,38 +7,37 @@ import {
   type RunningEngine,
   startEngine,
 } from '../../engine/index.js';
-import { readSessionCookie, SESSION_COOKIE } from '../../engine/sessions/cookie.js';
+import { readSessionCookies, SESSION_COOKIE } from '../../engine/sessions/cookie.js';
 import { anyJson, anyText, FUZZ_TIMEOUT_MS, params } from './runs.js';
 import { type Reply, send } from './support/keep-alive.js';
 
 const PASSWORD = 'correct horse battery staple';
-const cookieOf = (header: string | undefined) =>
-  readSessionCookie({ headers: { cookie: header } } as IncomingMessage);
+const cookiesOf = (header: string | undefined) =>
+  readSessionCookies({ headers: { cookie: header } } as IncomingMessage);
 const COOKIE_OCTET = fc.constantFrom(..."abcXYZ019!#$%&'()*+-./:<=>?@[]^_`{|}~".split(''));
 
 describe('engine inputs', () => {
   test(
-    'the session cookie is found among any other cookies, whatever they hold',
+    'every session cookie is found among any other cookies, whatever they hold, in order',
     () => {
       const other = fc
         .tuple(anyText(10), anyText(20))
-        .filter(([n]) => n.trim() !== SESSION_COOKIE && !n.includes('=') && !n.includes(';'));
-      fc.assert(
-        fc.property(
-          fc.array(
-            other.map(([n, v]) => `${n}=${v.replaceAll(';', '')}`),
-            { maxLength: 4 },
-          ),
+        .filter(([n]) => n.trim() !== SESSION_COOKIE && !n.includes('=') && !n.includes(';'))
+        .map(([n, v]) => ({ other: `${n}=${v.replaceAll(';', '')}` }));
+      // Session cookie values as clients send them: RFC 6265 cookie-octets, padded or not.
+      const session = fc
+        .tuple(
           fc.string({ unit: COOKIE_OCTET, maxLength: 40 }),
-          fc.array(
-            other.map(([n, v]) => `${n}=${v.replaceAll(';', '')}`),
-            { maxLength: 4 },
-          ),
-          (before, id, after) => {
-            const header = [...before, `${SESSION_COOKIE}=${id}`, ...after].join('; ');
-            expect(cookieOf(header)).toBe(id);
-          },
-        ),
+          fc.constantFrom('', ' ', '\t'),
+          fc.constantFrom('', ' ', '  '),
+        )
+        .map(([id, pad, lead]) => ({ id, text: `${lead}${SESSION_COOKIE}=${pad}${id}${pad}` }));
+      fc.assert(
+        fc.property(fc.array(fc.oneof(other, session), { maxLength: 8 }), (parts) => {
+          const header = parts.map((p) => ('other' in p ? p.other : p.text)).join(';');
+          const ids = parts.flatMap((p) => ('id' in p ? [p.id] : []));
+          expect(cookiesOf(header === '' ? undefined : header)).toEqual(ids);
+        }),
         params(),
       );
     },
@@ -46,13 +45,16 @@ describe('engine inputs', () => {
   );
 
   test(
-    'any Cookie header: never throws; a value only when the header names the cookie',
+    'any Cookie header: never throws; each id found stands after the name in the header',
     () => {
       fc.assert(
         fc.property(fc.oneof(anyText(80), fc.constant(undefined)), (header) => {
-          const found = cookieOf(header);
-          if (found !== undefined) expect(header).toContain(`=${found}`);
-          if (found !== undefined) expect(header).toContain(SESSION_COOKIE);
+          const found = cookiesOf(header);
+          expect(Array.isArray(found)).toBe(true);
+          if (found.length > 0) expect(header).toContain(SESSION_COOKIE);
+          for (const id of found) expect(header).toContain(id);
+          // Never more ids than the header names the cookie.
+          expect(found.length).toBeLessThanOrEqual((header ?? '').split(SESSION_COOKIE).length - 1);
         }),
         params(),
       );
@@ -163,8 +165,17 @@ describe('engine HTTP', () => {
         '/resources/json/service/login',
         '/resources/json/service/logout',
         '/resources/json/service/whoami',
+        '/resources/json/service/about',
+        '/resources/json/service/user',
+        '/resources/json/service/user/',
+        '/resources/json/service/user/current',
+        '/resources/json/delphix/session',
+        '/resources/json/delphix/login',
+        '/resources/json/delphix/user',
+        '/resources/json/delphix/user/current',
+        '/resources/json/delphix/about',
+        '/resources/json/delphix',
         '/resources/json/users',
-        '/resources/json/users/',
         '/api',
         '/',
       ),
@@ -217,12 +228,18 @@ describe('engine HTTP', () => {
             fc.constant(undefined),
             fc.constant('LOGGED_IN'),
             fc.string({ unit: COOKIE_OCTET, maxLength: 40 }).map((v) => `${SESSION_COOKIE}=${v}`),
+            // A stale or forged session beside the live one, in either order (a jar and a pin).
+            fc
+              .string({ unit: COOKIE_OCTET, maxLength: 40 })
+              .map((v) => `${SESSION_COOKIE}=${v}; LOGGED_IN`),
+            fc
+              .string({ unit: COOKIE_OCTET, maxLength: 40 })
+              .map((v) => `LOGGED_IN; ${SESSION_COOKIE}=${v}`),
           ),
           async (method, p, type, body, session) => {
             const headers: Record<string, string> = {};
             if (type !== undefined) headers['Content-Type'] = type;
-            if (session !== undefined)
-              headers.Cookie = session === 'LOGGED_IN' ? loggedIn : session;
+            if (session !== undefined) headers.Cookie = session.replace('LOGGED_IN', loggedIn);
             const reply = await send(engine.url, method, p, headers, body);
             expect(reply.status).toBeLessThan(500);
             if (reply.status >= 400) {

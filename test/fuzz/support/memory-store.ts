@@ -1,30 +1,67 @@
-import type { ApiClientRow } from '../../../sidecar/clients/api-client.js';
+import { type ApiClientRow, toRecord } from '../../../sidecar/clients/api-client.js';
+import {
+  isDescending,
+  keyOf,
+  type Sort,
+  type SortKey,
+  sortField,
+} from '../../../sidecar/clients/client-order.js';
 import type {
+  ClientChanges,
   ClientStore,
   CreateOutcome,
   NewApiClient,
   Page,
+  PageRequest,
+  RecordBatch,
+  UpdateOutcome,
 } from '../../../sidecar/clients/client-store.js';
 
+/** Compares sort keys element by element, as PostgreSQL compares the row (false < true). */
+function compareKeys(a: SortKey, b: SortKey): number {
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
 /**
- * ClientStore's contract in memory (unique name and api_client_id, ids in order), so the
- * management routes can take tens of thousands of fuzzed requests in seconds. PostgreSQL
- * behind the same routes is tested in test/integration/sidecar.
+ * ClientStore's contract in memory (unique name and api_client_id, a credential on every row,
+ * ids in order, keyset pages and streamed batches in any of the six orders), so the management
+ * routes can take tens of thousands of fuzzed requests in seconds. PostgreSQL behind the same
+ * routes is tested in test/integration/sidecar. Text compares by UTF-16 code unit here, not by
+ * the database's collation: any total order serves the routes.
  */
 export class MemoryClientStore {
   private readonly rows = new Map<number, ApiClientRow>();
   private nextId = 1;
 
   async create(client: NewApiClient, keyHash: Buffer | null): Promise<CreateOutcome> {
-    for (const r of this.rows.values()) {
-      if (r.name === client.name) return { ok: false, conflict: 'name' };
-      if (client.apiClientId !== null && r.apiClientId === client.apiClientId) {
-        return { ok: false, conflict: 'api_client_id' };
-      }
-    }
+    const taken = this.collision(0, client.name, client.apiClientId);
+    if (taken) return { ok: false, conflict: taken };
     const row: ApiClientRow = { id: this.nextId++, ...client, keyHash, createdAt: new Date() };
     this.rows.set(row.id, row);
     return { ok: true, row };
+  }
+
+  async update(id: number, changes: ClientChanges): Promise<UpdateOutcome> {
+    const row = this.rows.get(id);
+    if (!row) return { ok: false, conflict: 'missing' };
+    const next: ApiClientRow = {
+      ...row,
+      ...(changes.name !== undefined ? { name: changes.name } : {}),
+      ...(changes.isAdmin !== undefined ? { isAdmin: changes.isAdmin } : {}),
+      ...(changes.apiClientId !== undefined ? { apiClientId: changes.apiClientId } : {}),
+    };
+    const taken = this.collision(id, next.name, next.apiClientId);
+    if (taken) return { ok: false, conflict: taken };
+    if (next.keyHash === null && next.apiClientId === null) {
+      return { ok: false, conflict: 'no_credential' };
+    }
+    this.rows.set(id, next);
+    return { ok: true, row: next };
   }
 
   async get(id: number): Promise<ApiClientRow | null> {
@@ -43,15 +80,70 @@ export class MemoryClientStore {
     return row;
   }
 
-  async list(limit: number | null, afterId: number): Promise<Page> {
-    const all = [...this.rows.values()].filter((r) => r.id > afterId).sort((a, b) => a.id - b.id);
-    const page = limit === null ? all : all.slice(0, limit);
-    const more = limit !== null && all.length > limit;
-    return { rows: page, total: this.rows.size, nextCursor: more ? page.at(-1)!.id : null };
+  async list(request: PageRequest & { limit: number }): Promise<Page> {
+    const backwards = request.from?.direction === 'before';
+    let rows = this.ordered(request.sort);
+    if (backwards) rows.reverse();
+    const sign = isDescending(request.sort) === backwards ? 1 : -1;
+    const field = sortField(request.sort);
+    const from = request.from;
+    if (from) rows = rows.filter((r) => sign * compareKeys(keyOf(r, field), from.key) > 0);
+    const more = rows.length > request.limit;
+    const page = rows.slice(0, request.limit);
+    if (backwards) page.reverse();
+    return { rows: page, total: this.rows.size, more };
+  }
+
+  async *streamRecords(
+    sort: Sort,
+    from: PageRequest['from'],
+    batch: number,
+  ): AsyncGenerator<RecordBatch, void, undefined> {
+    const field = sortField(sort);
+    const sign = isDescending(sort) ? -1 : 1;
+    const rows = this.ordered(sort).filter((r) => {
+      if (!from) return true;
+      const c = sign * compareKeys(keyOf(r, field), from.key);
+      return from.direction === 'after' ? c > 0 : c < 0;
+    });
+    for (let i = 0; i < rows.length; i += batch) {
+      const part = rows.slice(i, i + batch);
+      yield {
+        json: part.map((r) => JSON.stringify(toRecord(r))).join(','),
+        count: part.length,
+        first: keyOf(part[0]!, field),
+        last: keyOf(part.at(-1)!, field),
+      };
+    }
+  }
+
+  async total(): Promise<number> {
+    return this.rows.size;
   }
 
   /** This object where the routes expect the PostgreSQL store. */
   asStore(): ClientStore {
     return this as unknown as ClientStore;
+  }
+
+  private ordered(sort: Sort): ApiClientRow[] {
+    const field = sortField(sort);
+    const sign = isDescending(sort) ? -1 : 1;
+    return [...this.rows.values()].sort(
+      (a, b) => sign * compareKeys(keyOf(a, field), keyOf(b, field)),
+    );
+  }
+
+  private collision(
+    self: number,
+    name: string,
+    apiClientId: string | null,
+  ): 'name' | 'api_client_id' | null {
+    for (const r of this.rows.values()) {
+      if (r.id === self) continue;
+      if (r.name === name) return 'name';
+      if (apiClientId !== null && r.apiClientId === apiClientId) return 'api_client_id';
+    }
+    return null;
   }
 }
