@@ -1,15 +1,19 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import {
+  ALLOWED_METHODS,
+  DECISION_VARIABLES,
   FORWARDED_TO_SIDECAR,
   IDENTITY_FROM_SIDECAR,
-  REFUSAL_FROM_SIDECAR,
-} from '../../../generator/contract.js';
+  upstreamHeaderVariable,
+} from '../../../common/contract.js';
+import { LUA_CONTRACT_PATH, renderLuaContract } from '../../../generator/lua-contract.js';
 import { requiresAdmin } from '../../../sidecar/auth/admin-paths.js';
 import { readToggles } from '../../../sidecar/auth/method-toggles.js';
 
 // The header contract as nginx renders it must be the one the sidecar reads and answers.
 
-const ALL = [...FORWARDED_TO_SIDECAR, ...IDENTITY_FROM_SIDECAR, ...REFUSAL_FROM_SIDECAR];
+const ALL = [...FORWARDED_TO_SIDECAR, ...IDENTITY_FROM_SIDECAR];
 
 describe('the nginx-sidecar header contract', () => {
   test('every row is an X- header name and an nginx variable, none used twice', () => {
@@ -54,6 +58,39 @@ describe('the nginx-sidecar header contract', () => {
   test('nginx forwards the original method and every toggle', () => {
     expect(FORWARDED_TO_SIDECAR.map((r) => r.variable).sort()).toEqual(
       [...Object.keys(TOGGLES), '$request_method', '$request_uri'].sort(),
+    );
+  });
+});
+
+describe('the contract the Lua code runs with', () => {
+  // lua/gateway/contract.lua is what nginx executes; the Lua tests (test/lua) prove the Lua
+  // code behaves by it. Any change to a name, status or error text here must reach that file.
+  test('lua/gateway/contract.lua is exactly what the TypeScript contract generates', () => {
+    const root = new URL('../../../', import.meta.url);
+    expect(renderLuaContract()).toBe(readFileSync(new URL(LUA_CONTRACT_PATH, root), 'utf8'));
+  });
+
+  test('a decision depends on the toggles and OIDC options, not on the request', () => {
+    expect(DECISION_VARIABLES).toEqual([
+      '$api_keys_enabled',
+      '$open_id_connect_enabled',
+      '$oidc_discovery',
+      '$oidc_ssl_verify',
+      '$oidc_accept_unsupported_alg',
+      '$oidc_accept_none_alg',
+      '$oidc_client_id_claim',
+      '$oidc_client_name_claim',
+      '$oidc_audience',
+    ]);
+  });
+
+  test('the methods passed on are those of the spec; others are 405', () => {
+    expect(ALLOWED_METHODS).toEqual(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+  });
+
+  test("an upstream header's nginx variable", () => {
+    expect(upstreamHeaderVariable('X-Gateway-Client-Row')).toBe(
+      '$upstream_http_x_gateway_client_row',
     );
   });
 });
