@@ -2,12 +2,18 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import {
   ALLOWED_METHODS,
+  CLIENT_CHANGES_CHANNEL,
   DECISION_VARIABLES,
   FORWARDED_TO_SIDECAR,
   IDENTITY_FROM_SIDECAR,
+  REQUIRE_ADMIN_HEADER,
   upstreamHeaderVariable,
 } from '../../../common/contract.js';
-import { LUA_CONTRACT_PATH, renderLuaContract } from '../../../generator/lua-contract.js';
+import {
+  LUA_CONTRACT_PATH,
+  luaString,
+  renderLuaContract,
+} from '../../../generator/lua-contract.js';
 import { requiresAdmin } from '../../../sidecar/auth/admin-paths.js';
 import { readToggles } from '../../../sidecar/auth/method-toggles.js';
 
@@ -55,6 +61,20 @@ describe('the nginx-sidecar header contract', () => {
     expect(requiresAdmin({ [row.header.toLowerCase()]: '/v1/management/' })).toBe(true);
   });
 
+  test('the sidecar requires an admin when nginx sends REQUIRE_ADMIN_HEADER, whatever the path', () => {
+    expect(requiresAdmin({ [REQUIRE_ADMIN_HEADER.toLowerCase()]: 'true' })).toBe(true);
+  });
+
+  test('the database announces changes on the channel the sidecar LISTENs on', () => {
+    const sql = readFileSync(
+      new URL('../../../sidecar/db/migrations/0003_api_client_changes.sql', import.meta.url),
+      'utf8',
+    );
+    const channels = [...sql.matchAll(/pg_notify\('([^']*)'/g)].map((m) => m[1]);
+    expect(channels.length).toBeGreaterThan(0);
+    expect(new Set(channels)).toEqual(new Set([CLIENT_CHANGES_CHANNEL]));
+  });
+
   test('nginx forwards the original method and every toggle', () => {
     expect(FORWARDED_TO_SIDECAR.map((r) => r.variable).sort()).toEqual(
       [...Object.keys(TOGGLES), '$request_method', '$request_uri'].sort(),
@@ -92,5 +112,21 @@ describe('the contract the Lua code runs with', () => {
     expect(upstreamHeaderVariable('X-Gateway-Client-Row')).toBe(
       '$upstream_http_x_gateway_client_row',
     );
+  });
+});
+
+describe('Lua string literals in the generated contract', () => {
+  test('printable ASCII, quotes and backslashes escaped as Lua reads them', () => {
+    expect(luaString('a "b" \\ c~ ')).toBe('"a \\"b\\" \\\\ c~ "');
+    expect(luaString('')).toBe('""');
+  });
+
+  test.each([
+    ['a line break', 'a\nb'],
+    ['a NUL at the start', '\u0000ab'],
+    ['DEL at the end', 'ab\u007f'],
+    ['UTF-8', 'café'],
+  ])('%s is refused, never generated', (_, value) => {
+    expect(() => luaString(value)).toThrow(`not printable ASCII: ${JSON.stringify(value)}`);
   });
 });
