@@ -2,13 +2,13 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ApiKeyVerifier } from '../../sidecar/auth/api-key-verifier.js';
 import { Authenticator } from '../../sidecar/auth/authenticator.js';
+import { SORTS } from '../../sidecar/clients/client-order.js';
 import { silentLogger } from '../../sidecar/log.js';
-import {
-  parseCreateApiClient,
-  parseId,
-  parseListQuery,
-} from '../../sidecar/management/api-client-input.js';
+import { parseCreateApiClient } from '../../sidecar/management/api-client-input.js';
 import { createManagementApp } from '../../sidecar/management/app.js';
+import { parseListQuery } from '../../sidecar/management/list-query.js';
+import { parseId } from '../../sidecar/management/numeric-id.js';
+import { decodeCursor, encodeCursor } from '../../sidecar/management/page-cursor.js';
 import { directoryOf, row } from '../unit/support/clients.js';
 import { serve } from '../unit/support/serve.js';
 import { anyJson, anyText, FUZZ_TIMEOUT_MS, params } from './runs.js';
@@ -96,25 +96,29 @@ describe('management input', () => {
     fc.array(anyText(4), { maxLength: 2 }),
   );
   test(
-    'list queries: never throw; accepted limits and cursors are canonical and in range',
+    'list queries: never throw; accepted limits, sorts and cursors are canonical and in range',
     () => {
       fc.assert(
         fc.property(
-          fc.dictionary(fc.oneof(fc.constantFrom('limit', 'cursor'), anyText(6)), queryValue, {
-            maxKeys: 3,
-          }),
+          fc.dictionary(
+            fc.oneof(fc.constantFrom('limit', 'cursor', 'sort'), anyText(6)),
+            fc.oneof(queryValue, fc.constantFrom(...SORTS)),
+            { maxKeys: 3 },
+          ),
           (query) => {
             const result = parseListQuery(query);
             if (result.ok) {
-              expect(Object.keys(query).every((k) => k === 'limit' || k === 'cursor')).toBe(true);
-              const { limit, afterId } = result.value;
+              expect(Object.keys(query).every((k) => ['limit', 'cursor', 'sort'].includes(k))).toBe(
+                true,
+              );
+              const { limit, sort, cursor } = result.value;
               if (limit !== null) {
                 expect(String(limit)).toBe(query.limit);
                 expect(limit >= 1 && limit <= 1000).toBe(true);
               }
-              expect(
-                query.cursor === undefined ? afterId === 0 : String(afterId) === query.cursor,
-              ).toBe(true);
+              expect(SORTS).toContain(sort);
+              if (query.sort !== undefined) expect(sort).toBe(query.sort);
+              expect(cursor === null).toBe(query.cursor === undefined);
             } else {
               expectErrorShape({ errors: result.errors });
             }
@@ -127,23 +131,27 @@ describe('management input', () => {
   );
 
   test(
-    'cursors and ids round-trip for every id below 2^53, and nothing else parses',
+    'ids and id cursors round-trip for every id below 2^53, and nothing else parses',
     () => {
       fc.assert(
         fc.property(
           fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
+          fc.constantFrom('after' as const, 'before' as const),
           anyText(20),
-          (id, text) => {
+          (id, direction, text) => {
             expect(parseId(String(id))).toBe(id);
-            const cursor = parseListQuery({ cursor: String(id) });
-            expect(cursor.ok && cursor.value.afterId).toBe(id);
+            const cursor = { sort: 'id' as const, direction, key: [id] };
+            expect(decodeCursor(encodeCursor(cursor))).toEqual(cursor);
+            const listed = parseListQuery({ cursor: encodeCursor(cursor) });
+            expect(listed.ok && listed.value.cursor).toEqual(cursor);
             const parsed = parseId(text);
             if (parsed !== null) expect(String(parsed)).toBe(text);
+            expect(decodeCursor(text) === null || /^[A-Za-z0-9_-]+$/.test(text)).toBe(true);
           },
         ),
         params([
-          [1, '0'],
-          [Number.MAX_SAFE_INTEGER, '9007199254740992'],
+          [1, 'after', '0'],
+          [Number.MAX_SAFE_INTEGER, 'before', '9007199254740992'],
         ]),
       );
     },
@@ -160,7 +168,13 @@ describe('management HTTP', () => {
       new ApiKeyVerifier(directoryOf([row(1, { secret: ADMIN, isAdmin: true })])),
       null,
     );
-    const app = createManagementApp(store.asStore(), authenticator, silentLogger);
+    const app = createManagementApp(
+      store.asStore(),
+      authenticator,
+      // No nginx here: every invalidation succeeds.
+      { clients: async () => true, all: async () => true },
+      silentLogger,
+    );
     server = await serve(app);
   });
   afterAll(() => server.close());

@@ -1,10 +1,26 @@
 import type { ApiClientRow } from '../../../sidecar/clients/api-client.js';
+import {
+  isDescending,
+  keyOf,
+  type SortKey,
+  sortField,
+} from '../../../sidecar/clients/client-order.js';
 import type {
   ClientStore,
   CreateOutcome,
   NewApiClient,
   Page,
+  PageRequest,
 } from '../../../sidecar/clients/client-store.js';
+
+/** Compares two keys of one order as PostgreSQL compares rows (false before true, like SQL). */
+function compareKeys(a: SortKey, b: SortKey): number {
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] === b[i]) continue;
+    return (a[i] as string | number) < (b[i] as string | number) ? -1 : 1;
+  }
+  return 0;
+}
 
 /**
  * ClientStore's contract in memory (unique name and api_client_id, ids in order), so the
@@ -43,11 +59,19 @@ export class MemoryClientStore {
     return row;
   }
 
-  async list(limit: number | null, afterId: number): Promise<Page> {
-    const all = [...this.rows.values()].filter((r) => r.id > afterId).sort((a, b) => a.id - b.id);
-    const page = limit === null ? all : all.slice(0, limit);
-    const more = limit !== null && all.length > limit;
-    return { rows: page, total: this.rows.size, nextCursor: more ? page.at(-1)!.id : null };
+  /** Keyset paging like PgClientStore.list (names compared by code unit, not collation). */
+  async list(request: PageRequest): Promise<Page> {
+    const field = sortField(request.sort);
+    const backwards = request.from?.direction === 'before';
+    const sign = isDescending(request.sort) === backwards ? 1 : -1;
+    const from = request.from;
+    const all = [...this.rows.values()]
+      .filter((r) => !from || sign * compareKeys(keyOf(r, field), from.key) > 0)
+      .sort((a, b) => sign * compareKeys(keyOf(a, field), keyOf(b, field)));
+    const more = request.limit !== null && all.length > request.limit;
+    const page = more ? all.slice(0, request.limit!) : all;
+    if (backwards) page.reverse();
+    return { rows: page, total: this.rows.size, more };
   }
 
   /** This object where the routes expect the PostgreSQL store. */
