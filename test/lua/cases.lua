@@ -34,6 +34,8 @@ end)
 case("entry: a field with a tab is not encoded (never a shifted identity)", function()
   local id = { row = "1", is_admin = "false", method = "apk", client_id = "a\tb", client_name = "x" }
   eq(entry.encode(1, id), nil)
+  id.client_id = "\tb"
+  eq(entry.encode(1, id), nil, "a tab as the first byte")
 end)
 
 case("entry: a missing field is not encoded", function()
@@ -91,6 +93,7 @@ case("request_check: control bytes in any header value are found", function()
   eq(request_check.has_control_bytes({ a = "x\127" }), true, "DEL")
   eq(request_check.has_control_bytes({ a = "x\0" }), true, "NUL")
   eq(request_check.has_control_bytes({ a = { "ok", "bad\27" } }), true, "repeated header")
+  eq(request_check.has_control_bytes({ a = { "bad\27", "ok" } }), true, "first of a repeated header")
   eq(request_check.has_control_bytes({ a = "caf\195\169" }), false, "UTF-8 is not control")
 end)
 
@@ -128,7 +131,9 @@ case("sidecar_client: status lines, header lines and chunk sizes", function()
   eq(sidecar.parse_chunk_size("0"), 0)
   eq(sidecar.parse_chunk_size("ff;ext=1"), 255)
   eq(sidecar.parse_chunk_size("zz"), nil)
+  eq(sidecar.parse_chunk_size("ffffffff"), 4294967295, "eight digits")
   eq(sidecar.parse_chunk_size("123456789"), nil, "too long")
+  eq(sidecar.parse_chunk_size(nil), nil, "the socket gave no line")
 end)
 
 case("request_check.set_of", function()

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ApiKeyVerifier } from '../../../sidecar/auth/api-key-verifier.js';
 import { createAuthHandler } from '../../../sidecar/auth/auth-route.js';
 import { Authenticator } from '../../../sidecar/auth/authenticator.js';
+import type { BearerVerifier } from '../../../sidecar/auth/bearer-verifier.js';
 import { http } from '../../support/http.js';
 import { directoryOf, row } from '../support/clients.js';
 import { recordingLogger, serve } from '../support/serve.js';
@@ -12,6 +13,27 @@ const clients = directoryOf([
   row(1, { secret: SECRET, name: 'Zoë / ops' }),
   row(2, { secret: ADMIN, isAdmin: true, name: 'root' }),
 ]);
+/** Accepts exactly the token "good": client row 7, valid until a fixed `exp`. */
+const VALID_UNTIL = 1_800_000_600;
+const bearer: BearerVerifier = {
+  async verify(token) {
+    if (token !== 'good') {
+      return {
+        ok: false,
+        code: 'INVALID_TOKEN',
+        message: 'The bearer token is not valid.',
+        scheme: 'bearer',
+        jwtError: 'bad',
+      };
+    }
+    return {
+      ok: true,
+      method: 'bearer',
+      validUntil: VALID_UNTIL,
+      identity: { id: 7, clientId: 'robot@idp', clientName: 'robot', isAdmin: false },
+    };
+  },
+};
 const failing = {
   byId: async (): Promise<never> => {
     throw new Error('connection refused');
@@ -22,7 +44,7 @@ const { log, lines } = recordingLogger();
 let ok: Awaited<ReturnType<typeof serve>>;
 let down: Awaited<ReturnType<typeof serve>>;
 beforeAll(async () => {
-  ok = await serve(createAuthHandler(new Authenticator(new ApiKeyVerifier(clients), null), log));
+  ok = await serve(createAuthHandler(new Authenticator(new ApiKeyVerifier(clients), bearer), log));
   down = await serve(createAuthHandler(new Authenticator(new ApiKeyVerifier(failing), null), log));
 });
 afterAll(async () => {
@@ -33,7 +55,7 @@ afterAll(async () => {
 const ask = (url: string, headers: Record<string, string>) => http(`${url}/auth`, { headers });
 
 describe('/auth', () => {
-  test('a valid key: 204 with the identity, percent-encoded, never cached', async () => {
+  test('a valid key: 204 with the identity, percent-encoded, its row, no end, never cached', async () => {
     const res = await ask(ok.url, { Authorization: `apk 1.${SECRET}` });
     expect(res.status).toBe(204);
     expect(res.headers).toMatchObject({
@@ -41,44 +63,81 @@ describe('/auth', () => {
       'x-client-name': 'Zo%C3%AB%20%2F%20ops',
       'x-client-is-admin': 'false',
       'x-auth-method': 'apk',
+      'x-gateway-client-row': '1',
       'cache-control': 'no-store',
     });
+    // An API key has no expiry of its own: nginx keeps its decision for max_age_ms.
+    expect(res.headers['x-gateway-valid-until']).toBeUndefined();
     expect(res.text).toBe('');
   });
 
-  test('an admin key says so', async () => {
+  test('an admin key says so, with its own row', async () => {
     const res = await ask(ok.url, { Authorization: `apk 2.${ADMIN}` });
     expect(res.status).toBe(204);
     expect(res.headers['x-client-is-admin']).toBe('true');
+    expect(res.headers['x-gateway-client-row']).toBe('2');
   });
 
-  test('a refusal: 401 JSON, the same body in X-Auth-Error-Body, and a challenge', async () => {
+  test("a valid token: 204 with its client's row and valid until its exp", async () => {
+    const res = await ask(ok.url, {
+      Authorization: 'Bearer good',
+      'X-Gateway-Oidc-Enabled': 'true',
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers).toMatchObject({
+      'x-client-id': 'robot%40idp',
+      'x-client-name': 'robot',
+      'x-client-is-admin': 'false',
+      'x-auth-method': 'bearer',
+      'x-gateway-client-row': '7',
+      'x-gateway-valid-until': String(VALID_UNTIL),
+      'cache-control': 'no-store',
+    });
+  });
+
+  test('a refused token: 401 with the JWT error, no row, no end', async () => {
+    const res = await ask(ok.url, {
+      Authorization: 'Bearer bad',
+      'X-Gateway-Oidc-Enabled': 'true',
+    });
+    expect(res.status).toBe(401);
+    expect(res.headers['x-jwt-error']).toBe('bad');
+    expect(res.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+    expect(res.headers['x-gateway-client-row']).toBeUndefined();
+    expect(res.headers['x-gateway-valid-until']).toBeUndefined();
+  });
+
+  test('a refusal: 401 JSON and a challenge, nothing nginx would keep', async () => {
     const res = await ask(ok.url, { Authorization: `apk 1.${ADMIN}` });
     expect(res.status).toBe(401);
     const body = { errors: [{ code: 'INVALID_API_KEY', message: 'The API key is not valid.' }] };
     expect(res.json).toEqual(body);
-    expect(JSON.parse(String(res.headers['x-auth-error-body']))).toEqual(body);
+    // The body travels as the body now; the header copy auth_request needed is gone.
+    expect(res.headers['x-auth-error-body']).toBeUndefined();
     expect(res.headers).toMatchObject({
       'www-authenticate': 'apk',
       'content-type': 'application/json',
       'cache-control': 'no-store',
     });
     expect(res.headers['x-client-id']).toBeUndefined();
+    expect(res.headers['x-gateway-client-row']).toBeUndefined();
   });
 
   describe('on a management path', () => {
     const management = { 'X-Original-URI': '/v1//management/api-clients' };
 
-    test('a valid non-admin key: 403 JSON, body also in X-Auth-Error-Body', async () => {
+    test('a valid non-admin key: 403 JSON, no identity, no row', async () => {
       const res = await ask(ok.url, { Authorization: `apk 1.${SECRET}`, ...management });
       expect(res.status).toBe(403);
       const body = {
         errors: [{ code: 'FORBIDDEN', message: 'The management API needs an admin credential.' }],
       };
       expect(res.json).toEqual(body);
-      expect(JSON.parse(String(res.headers['x-auth-error-body']))).toEqual(body);
+      expect(res.headers['x-auth-error-body']).toBeUndefined();
+      expect(res.headers['content-type']).toBe('application/json');
       expect(res.headers['cache-control']).toBe('no-store');
       expect(res.headers['x-client-id']).toBeUndefined();
+      expect(res.headers['x-gateway-client-row']).toBeUndefined();
     });
 
     test('nginx asking for an admin is enough', async () => {

@@ -1,15 +1,25 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import {
+  ALLOWED_METHODS,
+  CLIENT_CHANGES_CHANNEL,
+  DECISION_VARIABLES,
   FORWARDED_TO_SIDECAR,
   IDENTITY_FROM_SIDECAR,
-  REFUSAL_FROM_SIDECAR,
-} from '../../../generator/contract.js';
+  REQUIRE_ADMIN_HEADER,
+  upstreamHeaderVariable,
+} from '../../../common/contract.js';
+import {
+  LUA_CONTRACT_PATH,
+  luaString,
+  renderLuaContract,
+} from '../../../generator/lua-contract.js';
 import { requiresAdmin } from '../../../sidecar/auth/admin-paths.js';
 import { readToggles } from '../../../sidecar/auth/method-toggles.js';
 
 // The header contract as nginx renders it must be the one the sidecar reads and answers.
 
-const ALL = [...FORWARDED_TO_SIDECAR, ...IDENTITY_FROM_SIDECAR, ...REFUSAL_FROM_SIDECAR];
+const ALL = [...FORWARDED_TO_SIDECAR, ...IDENTITY_FROM_SIDECAR];
 
 describe('the nginx-sidecar header contract', () => {
   test('every row is an X- header name and an nginx variable, none used twice', () => {
@@ -51,9 +61,72 @@ describe('the nginx-sidecar header contract', () => {
     expect(requiresAdmin({ [row.header.toLowerCase()]: '/v1/management/' })).toBe(true);
   });
 
+  test('the sidecar requires an admin when nginx sends REQUIRE_ADMIN_HEADER, whatever the path', () => {
+    expect(requiresAdmin({ [REQUIRE_ADMIN_HEADER.toLowerCase()]: 'true' })).toBe(true);
+  });
+
+  test('the database announces changes on the channel the sidecar LISTENs on', () => {
+    const sql = readFileSync(
+      new URL('../../../sidecar/db/migrations/0003_api_client_changes.sql', import.meta.url),
+      'utf8',
+    );
+    const channels = [...sql.matchAll(/pg_notify\('([^']*)'/g)].map((m) => m[1]);
+    expect(channels.length).toBeGreaterThan(0);
+    expect(new Set(channels)).toEqual(new Set([CLIENT_CHANGES_CHANNEL]));
+  });
+
   test('nginx forwards the original method and every toggle', () => {
     expect(FORWARDED_TO_SIDECAR.map((r) => r.variable).sort()).toEqual(
       [...Object.keys(TOGGLES), '$request_method', '$request_uri'].sort(),
     );
+  });
+});
+
+describe('the contract the Lua code runs with', () => {
+  // lua/gateway/contract.lua is what nginx executes; the Lua tests (test/lua) prove the Lua
+  // code behaves by it. Any change to a name, status or error text here must reach that file.
+  test('lua/gateway/contract.lua is exactly what the TypeScript contract generates', () => {
+    const root = new URL('../../../', import.meta.url);
+    expect(renderLuaContract()).toBe(readFileSync(new URL(LUA_CONTRACT_PATH, root), 'utf8'));
+  });
+
+  test('a decision depends on the toggles and OIDC options, not on the request', () => {
+    expect(DECISION_VARIABLES).toEqual([
+      '$api_keys_enabled',
+      '$open_id_connect_enabled',
+      '$oidc_discovery',
+      '$oidc_ssl_verify',
+      '$oidc_accept_unsupported_alg',
+      '$oidc_accept_none_alg',
+      '$oidc_client_id_claim',
+      '$oidc_client_name_claim',
+      '$oidc_audience',
+    ]);
+  });
+
+  test('the methods passed on are those of the spec; others are 405', () => {
+    expect(ALLOWED_METHODS).toEqual(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+  });
+
+  test("an upstream header's nginx variable", () => {
+    expect(upstreamHeaderVariable('X-Gateway-Client-Row')).toBe(
+      '$upstream_http_x_gateway_client_row',
+    );
+  });
+});
+
+describe('Lua string literals in the generated contract', () => {
+  test('printable ASCII, quotes and backslashes escaped as Lua reads them', () => {
+    expect(luaString('a "b" \\ c~ ')).toBe('"a \\"b\\" \\\\ c~ "');
+    expect(luaString('')).toBe('""');
+  });
+
+  test.each([
+    ['a line break', 'a\nb'],
+    ['a NUL at the start', '\u0000ab'],
+    ['DEL at the end', 'ab\u007f'],
+    ['UTF-8', 'café'],
+  ])('%s is refused, never generated', (_, value) => {
+    expect(() => luaString(value)).toThrow(`not printable ASCII: ${JSON.stringify(value)}`);
   });
 });

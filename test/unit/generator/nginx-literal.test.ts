@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { upstreamHeaderVariable } from '../../../generator/contract.js';
+import { upstreamHeaderVariable } from '../../../common/contract.js';
 import { flag, jsonLiteral, quoted, quotedThenVariable } from '../../../generator/nginx-literal.js';
 
 describe('quoted', () => {

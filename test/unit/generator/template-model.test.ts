@@ -1,10 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import {
-  FORWARDED_TO_SIDECAR,
-  IDENTITY_FROM_SIDECAR,
-  REFUSAL_FROM_SIDECAR,
-  upstreamHeaderVariable,
-} from '../../../generator/contract.js';
+import { FORWARDED_TO_SIDECAR, IDENTITY_FROM_SIDECAR } from '../../../common/contract.js';
 import { parseSettings } from '../../../generator/index.js';
 import { defaultConfModel, type NameValue } from '../../../generator/template-model.js';
 
@@ -35,7 +30,7 @@ describe('what the application receives (header stripping)', () => {
   });
 
   test('no header is set twice in one location', () => {
-    for (const location of [model.app, model.management, model.auth, model.adminAuth]) {
+    for (const location of [model.app, model.management, model.auth]) {
       const lower = names(location.headers).map((n) => n.toLowerCase());
       expect(new Set(lower).size).toBe(lower.length);
     }
@@ -51,21 +46,31 @@ describe('what the application receives (header stripping)', () => {
   });
 });
 
-describe('the auth locations', () => {
-  test('both ask the sidecar /auth, without a body, with every forwarded toggle', () => {
-    for (const location of [model.auth, model.adminAuth]) {
-      expect(location.proxyPass).toBe('http://gateway_sidecar/auth');
-      expect(valuesOf(location.headers, 'Content-Length')).toEqual(['""']);
-      expect(valuesOf(location.headers, 'Connection')).toEqual(['""']);
-      for (const { header, variable } of FORWARDED_TO_SIDECAR) {
-        expect(valuesOf(location.headers, header)).toEqual([variable]);
-      }
-    }
+describe('asking the sidecar (the control socket)', () => {
+  test("/auth proxies to the sidecar's /auth, keeping the pool alive, within timeouts.auth_ms", () => {
+    expect(model.auth).toEqual({
+      path: '/auth',
+      proxyPass: 'http://gateway_sidecar/auth',
+      readTimeout: '3000ms',
+      headers: [{ name: 'Connection', value: '""' }],
+    });
+    const m = defaultConfModel(parseSettings({ timeouts: { auth_ms: 250, upstream_read_s: 7 } }));
+    expect(m.auth.readTimeout).toBe('250ms');
+    expect(m.app.readTimeout).toBe('7s');
+    expect(model.app.readTimeout).toBe('60s');
   });
 
-  test('only the management one says an admin is required', () => {
-    expect(valuesOf(model.adminAuth.headers, 'X-Gateway-Require-Admin')).toEqual(['true']);
-    expect(valuesOf(model.auth.headers, 'X-Gateway-Require-Admin')).toEqual([]);
+  test('the control server listens on the configured unix socket, which Lua also reads', () => {
+    expect(model.decisionCache.controlListen).toBe('"unix:/run/gateway-control/nginx.sock"');
+    expect(model.decisionCache.controlSocket).toEqual({
+      name: '$gateway_control_socket',
+      value: '"unix:/run/gateway-control/nginx.sock"',
+    });
+    const m = defaultConfModel(
+      parseSettings({ auth_cache: { control_socket: '/tmp/gw ctl/n.sock' } }),
+    );
+    expect(m.decisionCache.controlListen).toBe('"unix:/tmp/gw ctl/n.sock"');
+    expect(m.decisionCache.controlSocket.value).toBe('"unix:/tmp/gw ctl/n.sock"');
   });
 
   test('the management API also gets the toggles and the identity', () => {
@@ -74,17 +79,16 @@ describe('the auth locations', () => {
     }
   });
 
-  test('identity and refusal details are read from the sidecar answer', () => {
-    expect(model.authResults).toEqual(
-      [...IDENTITY_FROM_SIDECAR, ...REFUSAL_FROM_SIDECAR].map((r) => ({
-        name: r.variable,
-        value: upstreamHeaderVariable(r.header),
-      })),
-    );
-    expect(model.authResults).toContainEqual({
-      name: '$auth_jwt_error',
-      value: '$upstream_http_x_jwt_error',
-    });
+  test('the identity variables start empty and are the ones the app and management receive', () => {
+    expect(model.identityVariables).toEqual([
+      '$client_id',
+      '$client_name',
+      '$client_is_admin',
+      '$client_auth_method',
+    ]);
+    for (const { header, variable } of IDENTITY_FROM_SIDECAR) {
+      expect(valuesOf(model.app.headers, header)).toEqual([variable]);
+    }
   });
 });
 
@@ -137,76 +141,138 @@ describe('the method toggles and OIDC options', () => {
   });
 });
 
-describe('the auth answer cache', () => {
-  /** A window's label in the map: the second, then a letter for the window within it. */
-  const label = (letter: string) => `"\${auth_second}${letter}"`;
-
-  test('is keyed by the time window, every decision variable and the credential', () => {
-    const cache = model.authCache!;
-    expect(cache.windowMs).toBe(500);
-    expect(cache.path).toBe('"/var/cache/gateway-auth"');
-    const parts = cache.key.slice(1, -1).split('|');
-    expect(parts[0]).toBe('$auth_cache_window');
-    expect(parts.at(-1)).toBe('$http_authorization');
-    expect(parts.slice(1, -1)).toEqual([
-      '$api_keys_enabled',
-      '$open_id_connect_enabled',
-      '$oidc_discovery',
-      '$oidc_ssl_verify',
-      '$oidc_accept_unsupported_alg',
-      '$oidc_accept_none_alg',
-      '$oidc_client_id_claim',
-      '$oidc_client_name_claim',
-      '$oidc_audience',
-    ]);
-  });
-
-  test('splits each second into windows of the configured length', () => {
-    const windows = (ms: number) =>
-      defaultConfModel(parseSettings({ auth_cache: { window_ms: ms } })).authCache?.windows;
-    expect(windows(500)).toEqual([
-      { name: '"~^(?<auth_second>\\d+)\\.[0-4]"', value: label('a') },
-      { name: '"~^(?<auth_second>\\d+)\\.[5-9]"', value: label('b') },
-    ]);
-    expect(windows(100)).toHaveLength(10);
-    expect(windows(100)?.[9]).toEqual({
-      name: '"~^(?<auth_second>\\d+)\\.9"',
-      value: label('j'),
+describe('the decision cache', () => {
+  test('two shared dicts of the configured size, reused for max_age_ms', () => {
+    expect(model.decisionCache).toMatchObject({
+      decisionsDict: 'gateway_decisions',
+      revocationsDict: 'gateway_revocations',
+      size: '10m',
+      maxAge: { name: '$auth_cache_max_age_ms', value: '30000' },
     });
-    expect(windows(200)?.map((w) => w.name)).toEqual(
-      ['[0-1]', '[2-3]', '[4-5]', '[6-7]', '[8-9]'].map((d) => `"~^(?<auth_second>\\d+)\\.${d}"`),
-    );
-    expect(windows(1000)).toEqual([
-      { name: '"~^(?<auth_second>\\d+)\\.[0-9]"', value: label('a') },
-    ]);
+    const m = defaultConfModel(parseSettings({ auth_cache: { max_age_ms: 0, size: '512k' } }));
+    expect(m.decisionCache.size).toBe('512k');
+    expect(m.decisionCache.maxAge.value).toBe('0');
   });
 
-  test('a window of 0 turns the cache off', () => {
-    expect(defaultConfModel(parseSettings({ auth_cache: { window_ms: 0 } })).authCache).toBeNull();
+  test('is keyed by every setting a decision depends on, joined by nginx into one variable', () => {
+    expect(model.decisionCache.decisionInputs).toEqual({
+      name: '$gateway_decision_inputs',
+      value: `"${[
+        '$api_keys_enabled',
+        '$open_id_connect_enabled',
+        '$oidc_discovery',
+        '$oidc_ssl_verify',
+        '$oidc_accept_unsupported_alg',
+        '$oidc_accept_none_alg',
+        '$oidc_client_id_claim',
+        '$oidc_client_name_claim',
+        '$oidc_audience',
+      ].join('|')}"`,
+    });
   });
 });
 
 describe("nginx's own error answers", () => {
-  test('are single-quoted JSON documents in the one error shape', () => {
-    const codes = Object.values(model.errors).map((literal) => {
-      expect(literal.startsWith("'") && literal.endsWith("'")).toBe(true);
-      const body = JSON.parse(literal.slice(1, -1)) as {
-        errors: { code: string; message: string }[];
-      };
-      expect(Object.keys(body)).toEqual(['errors']);
-      expect(body.errors).toHaveLength(1);
-      expect(body.errors[0]!.message.length).toBeGreaterThan(10);
-      return body.errors[0]!.code;
+  const decode = (literal: string) => {
+    expect(literal.startsWith("'") && literal.endsWith("'")).toBe(true);
+    return JSON.parse(literal.slice(1, -1)) as unknown;
+  };
+
+  test('each nginx status has an internal location answering its status and JSON body', () => {
+    expect(
+      model.errorPages.map((p) => ({
+        nginxStatus: p.nginxStatus,
+        status: p.status,
+        path: p.path,
+        body: decode(p.body),
+      })),
+    ).toEqual(
+      [
+        [
+          400,
+          400,
+          'BAD_REQUEST',
+          'The request is malformed (for example a repeated Authorization header).',
+        ],
+        [404, 404, 'NOT_FOUND', 'No such path on this gateway.'],
+        [405, 405, 'METHOD_NOT_ALLOWED', 'This method is not allowed.'],
+        [408, 408, 'REQUEST_TIMEOUT', 'The request took too long.'],
+        [411, 411, 'LENGTH_REQUIRED', 'The request body needs a Content-Length.'],
+        [413, 413, 'PAYLOAD_TOO_LARGE', 'The request body is too large.'],
+        [414, 414, 'URI_TOO_LONG', 'The request URI is too long.'],
+        [494, 431, 'HEADERS_TOO_LARGE', 'The request headers are too large.'],
+        [497, 400, 'HTTPS_REQUIRED', 'This port speaks HTTPS only.'],
+        [500, 500, 'INTERNAL', 'Internal error.'],
+        [
+          501,
+          501,
+          'NOT_IMPLEMENTED',
+          'The request uses a feature this gateway does not implement (for example a transfer encoding).',
+        ],
+        [
+          502,
+          502,
+          'UPSTREAM_UNAVAILABLE',
+          'The service behind the gateway is unavailable; try again later.',
+        ],
+        [
+          503,
+          503,
+          'AUTH_UNAVAILABLE',
+          'The authentication service is unavailable; try again later.',
+        ],
+        [
+          504,
+          504,
+          'UPSTREAM_TIMEOUT',
+          'The service behind the gateway did not answer in time; try again later.',
+        ],
+        [505, 505, 'HTTP_VERSION_NOT_SUPPORTED', 'This HTTP version is not supported.'],
+      ].map(([nginxStatus, status, code, message]) => ({
+        nginxStatus,
+        status,
+        path: `/_gateway/errors/${nginxStatus}`,
+        body: { errors: [{ code, message }] },
+      })),
+    );
+  });
+
+  test('an unknown path is the JSON 404', () => {
+    expect(decode(model.notFoundBody)).toEqual({
+      errors: [{ code: 'NOT_FOUND', message: 'No such path on this gateway.' }],
     });
-    expect(codes).toEqual([
-      'BAD_REQUEST',
-      'HEADERS_TOO_LARGE',
-      'PAYLOAD_TOO_LARGE',
-      'URI_TOO_LONG',
-      'UNAUTHORIZED',
-      'FORBIDDEN',
-      'AUTH_UNAVAILABLE',
-      'UPSTREAM_UNAVAILABLE',
+  });
+
+  test("the gateway's own paths, the old auth locations and the bare management prefix are reserved", () => {
+    expect(model.reservedPaths).toEqual([
+      '^~ /_gateway/',
+      '= /_auth',
+      '= /_auth_admin',
+      '= /v1/management',
+    ]);
+  });
+});
+
+describe('security headers', () => {
+  test('HSTS on every answer by default (one year); nosniff and no-store on nginx answers', () => {
+    const hsts = { name: 'Strict-Transport-Security', value: '"max-age=31536000"' };
+    expect(model.securityHeaders).toEqual([hsts]);
+    expect(model.answerHeaders).toEqual([
+      hsts,
+      { name: 'X-Content-Type-Options', value: 'nosniff' },
+      { name: 'Cache-Control', value: 'no-store' },
+    ]);
+  });
+
+  test('hsts_max_age_s sets the age; 0 sends no HSTS at all', () => {
+    const at = (s: number) => defaultConfModel(parseSettings({ hsts_max_age_s: s }));
+    expect(at(1).securityHeaders).toEqual([
+      { name: 'Strict-Transport-Security', value: '"max-age=1"' },
+    ]);
+    expect(at(0).securityHeaders).toEqual([]);
+    expect(at(0).answerHeaders.map((h) => h.name)).toEqual([
+      'X-Content-Type-Options',
+      'Cache-Control',
     ]);
   });
 });

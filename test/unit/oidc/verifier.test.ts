@@ -65,11 +65,12 @@ async function outcome(token: string, extra: Partial<OidcOptions> = {}): Promise
 }
 
 describe('OidcBearerVerifier', () => {
-  test('a valid token of a known client: its identity from the claims, the client admin flag', async () => {
+  test('a valid token of a known client: its identity from the claims, the client admin flag, valid until exp', async () => {
     const token = await provider.sign({ sub: 'robot@idp' }, NOW);
     expect(await verifier.verify(token, options())).toEqual({
       ok: true,
       method: 'bearer',
+      validUntil: NOW + 600,
       identity: { id: 5, clientId: 'robot@idp', clientName: 'robot@idp', isAdmin: true },
     });
     expect(subjects).toEqual(['robot@idp']);
@@ -80,6 +81,14 @@ describe('OidcBearerVerifier', () => {
     expect(
       await verifier.verify(token, options({ clientIdClaim: 'azp', clientNameClaim: 'name' })),
     ).toMatchObject({ ok: true, identity: { clientId: 'robot@idp', clientName: 'Robot' } });
+  });
+
+  test("validUntil is the token's own exp, not a fixed lifetime", async () => {
+    const token = await provider.sign({ sub: 'robot@idp', exp: NOW + 45 }, NOW);
+    expect(await verifier.verify(token, options())).toMatchObject({
+      ok: true,
+      validUntil: NOW + 45,
+    });
   });
 
   test("without a name claim (or an empty one) the client's own name stands in", async () => {
