@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -53,6 +53,14 @@ export default function setup(): void {
       stdio: 'inherit',
     },
   );
+  // tsc builds incrementally and does not rewrite an output whose source changed back to what
+  // it compiled before (an edit undone, a merge): the build said it is current, so mark it so.
+  const now = new Date();
+  for (const { output } of compiledSources().filter(({ source, output }) => {
+    const built = statSync(output, { throwIfNoEntry: false });
+    return built !== undefined && built.mtimeMs < statSync(source).mtimeMs;
+  }))
+    utimesSync(output, now, now);
   const still = staleSources();
   if (still.length > 0)
     throw new Error(`dist/ is still older than ${still.join(', ')} after building`);
