@@ -110,16 +110,25 @@ local function check(admin)
   if not ALLOWED[ngx.req.get_method()] then
     return refuse(answers.method_not_allowed, { Allow = ALLOW_HEADER })
   end
-  local headers, truncated = ngx.req.get_headers(MAX_HEADERS, true)
-  if truncated then
-    return refuse(answers.too_many_headers)
-  end
-  if request_check.has_control_bytes(headers) then
-    return refuse(answers.bad_header)
-  end
-  -- HTTP/2 sends header names as HPACK strings, not lines: nothing to re-read there.
-  if version < 2 and request_check.has_bad_header_line(ngx.req.raw_header(true)) then
-    return refuse(answers.bad_header_line)
+  if version < 2 then
+    -- HTTP/1: a few scans of the raw header block, no table of the headers.
+    local problem = request_check.raw_header_problem(ngx.req.raw_header(true), MAX_HEADERS)
+    if problem == "control" then
+      return refuse(answers.bad_header)
+    elseif problem == "line" then
+      return refuse(answers.bad_header_line)
+    elseif problem == "many" then
+      return refuse(answers.too_many_headers)
+    end
+  else
+    -- HTTP/2 sends header names as HPACK strings, not lines: check the values nginx decoded.
+    local headers, truncated = ngx.req.get_headers(MAX_HEADERS, true)
+    if truncated then
+      return refuse(answers.too_many_headers)
+    end
+    if request_check.has_control_bytes(headers) then
+      return refuse(answers.bad_header)
+    end
   end
 
   local credential = ngx.var.http_authorization

@@ -5,6 +5,7 @@
 -- decisions' eviction never takes a marker away while an entry it concerns can still exist.
 local contract = require("gateway.contract")
 local entry = require("gateway.entry")
+local lrucache = require("resty.lrucache")
 
 local M = {}
 
@@ -12,21 +13,38 @@ local decisions = ngx.shared[contract.dicts.decisions]
 local revocations = ngx.shared[contract.dicts.revocations]
 
 local ALL = "*"
+-- Each worker keeps recently used decisions decoded, for no longer than the shared entry lives,
+-- so a hit reads the two revocation markers only. A revoked or expired decision is dead for
+-- this copy exactly as for the shared one (same markers, same lifetime).
+local decoded = assert(lrucache.new(4096))
 -- The longest lifetime any entry was given: markers must outlive every entry they concern.
 local LONGEST = "longest"
 
 -- The identity kept for `key`, or nil (absent, expired, damaged or revoked).
 function M.get(key)
-  local value = decisions:get(key)
-  if not value then
-    return nil
+  local item = decoded:get(key)
+  if not item then
+    local value = decisions:get(key)
+    if not value then
+      return nil
+    end
+    local created, identity = entry.decode(value)
+    if not created then
+      decisions:delete(key)
+      return nil
+    end
+    local ttl = decisions:ttl(key)
+    item = { created = created, identity = identity }
+    if ttl and ttl > 0 then
+      decoded:set(key, item, ttl)
+    end
   end
-  local created, identity = entry.decode(value)
-  if not created or not entry.fresh(created, revocations:get(identity.row), revocations:get(ALL)) then
+  if not entry.fresh(item.created, revocations:get(item.identity.row), revocations:get(ALL)) then
+    decoded:delete(key)
     decisions:delete(key)
     return nil
   end
-  return identity
+  return item.identity
 end
 
 -- Keeps a decision made at `created` for `lifetime` seconds. Eviction of older entries when

@@ -98,15 +98,40 @@ case("request_check: control bytes in any header value are found", function()
 end)
 
 case("request_check: a header line needs a token name and a colon", function()
+  local function problem(raw)
+    return request_check.raw_header_problem(raw, 100)
+  end
   local ok = "Host: a\r\nX_Under: b\r\nX-A:\r\nAuthorization: apk 1.x:y\r\n\r\n"
-  eq(request_check.has_bad_header_line(ok), false, "valid lines, empty value, underscore")
-  eq(request_check.has_bad_header_line("Host: a\nX-A: b\n\n"), false, "LF line ends")
-  eq(request_check.has_bad_header_line(""), false, "no headers")
-  eq(request_check.has_bad_header_line("Host: a\r\nXAb\r\n\r\n"), true, "no colon")
-  eq(request_check.has_bad_header_line("X(A): b\r\n"), true, "separator in the name")
-  eq(request_check.has_bad_header_line("X A: b\r\n"), true, "space in the name")
-  eq(request_check.has_bad_header_line("X-\195\169: b\r\n"), true, "UTF-8 in the name")
-  eq(request_check.has_bad_header_line(": b\r\n"), true, "empty name")
+  eq(problem(ok), nil, "valid lines, empty value, underscore, colon in a value")
+  eq(problem("Host: a\nX-A: b\n\n"), nil, "LF line ends")
+  eq(problem(""), nil, "no headers")
+  eq(problem("\r\n"), nil, "only the empty line")
+  eq(problem("Host: a\r\nXAb\r\n\r\n"), "line", "no colon")
+  eq(problem("XAb\r\nHost: a\r\n\r\n"), "line", "no colon on the first line")
+  eq(problem("X(A): b\r\n"), "line", "separator in the name")
+  eq(problem("Host: a\r\nX(A): b\r\n\r\n"), "line", "separator in a later name")
+  eq(problem("X A: b\r\n"), "line", "space in the name")
+  eq(problem("X-\195\169: b\r\n"), "line", "UTF-8 in the name")
+  eq(problem(": b\r\n"), "line", "empty name")
+  eq(problem("Host: a\r\n: b\r\n\r\n"), "line", "empty later name")
+  eq(problem("Host: a\r\n b\r\n\r\n"), "line", "obs-fold continuation")
+end)
+
+case("request_check: control bytes and too many lines in the raw block", function()
+  local function problem(raw, max)
+    return request_check.raw_header_problem(raw, max or 100)
+  end
+  eq(problem("X-A: a\tb\r\n\r\n"), nil, "tab in a value")
+  eq(problem("X-A: a\1b\r\n\r\n"), "control", "SOH in a value")
+  eq(problem("X-A: a\0b\r\n\r\n"), "control", "NUL in a value")
+  eq(problem("X-A: a\127\r\n\r\n"), "control", "DEL in a value")
+  eq(problem("X-A: caf\195\169\r\n\r\n"), nil, "UTF-8 in a value")
+  local lines = {}
+  for i = 1, 3 do
+    lines[i] = "X-" .. i .. ": v\r\n"
+  end
+  eq(problem(table.concat(lines) .. "\r\n", 3), nil, "exactly max lines")
+  eq(problem(table.concat(lines) .. "X-4: v\r\n\r\n", 3), "many", "one more than max")
 end)
 
 case("sidecar_client: requests refuse values that could split them", function()
