@@ -1,6 +1,6 @@
 -- The access phase of every request: request checks, then the decision cache, then (on a
--- miss) the sidecar through an internal subrequest. Fails closed: whatever is not a clear
--- "yes" from the cache or the sidecar is refused.
+-- miss) the sidecar, asked through nginx's control socket. Fails closed: whatever is not a
+-- clear "yes" from the cache or the sidecar is refused.
 local contract = require("gateway.contract")
 local cache = require("gateway.cache")
 local entry = require("gateway.entry")
@@ -20,11 +20,6 @@ local answers = contract.answers
 
 local function refuse(answer, headers)
   return respond.json(answer.status, answer.body, headers)
-end
-
--- Every setting the decision depends on, joined by nginx (one variable read per request).
-local function decision_inputs()
-  return { ngx.var[contract.decision_inputs_variable] or "" }
 end
 
 local function use(identity)
@@ -136,7 +131,8 @@ local function check(admin)
   local key = nil
   -- Admin decisions are never reused: management is rare and must see every change at once.
   if not admin and credential and tonumber(max_age_ms) and tonumber(max_age_ms) > 0 then
-    key = keying.key(credential, decision_inputs())
+    -- Every setting the decision depends on, joined by nginx: one variable read.
+    key = keying.key(credential, ngx.var[contract.decision_inputs_variable] or "")
     local identity = cache.get(key)
     if identity then
       return use(identity)

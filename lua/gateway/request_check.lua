@@ -1,8 +1,9 @@
 -- Checks on the request itself, before any credential is looked at.
 local M = {}
 
--- Control characters other than tab, and DEL: never valid in a header value (RFC 9110).
--- The sidecar's HTTP parser would refuse them, which nginx would report as "auth unavailable".
+-- Control characters other than tab, and DEL: never valid in a header value (RFC 9110); the
+-- app's parser would refuse them. HTTP/2's values, as nginx decoded them (HTTP/1 is checked
+-- on its raw block below).
 local CONTROL = "[%z\1-\8\10-\31\127]"
 
 -- Pure: true when any header value (a string or a list of strings) holds a control byte.
