@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -14,6 +12,7 @@ import {
 import { locateNginx, waitForHttps } from '../../native/nginx.js';
 import { freePort } from '../../native/ports.js';
 import { nginxWorkerAccount } from '../../native/privileges.js';
+import { spawnNginx } from './nginx-process.js';
 
 /** A second nginx serving a copy of a gateway's configuration with one thing changed. */
 export interface Baseline {
@@ -72,28 +71,19 @@ async function startDerived(
     nginx,
   });
   const port = proxy.httpsPort;
-  const child = spawn(nginx, proxy.nginxArgs, {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString('utf8');
-  });
-  const exited = once(child, 'exit');
-  const running = () => child.exitCode === null && child.signalCode === null;
-  const stop = async () => {
-    if (!running()) return;
-    child.kill('SIGQUIT'); // graceful, like the runner stops its nginx
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
-  };
+  const child = spawnNginx(nginx, proxy.nginxArgs);
   try {
-    await waitForHttps(port, 15_000, running);
+    await waitForHttps(port, 15_000, child.running);
   } catch (err) {
-    await stop();
+    await child.stop();
     const log = await readFile(join(dir, 'nginx-error.log'), 'utf8').catch(() => '');
-    throw new Error(`${what}: ${(err as Error).message}\n${stderr}${log}`);
+    throw new Error(`${what}: ${(err as Error).message}\n${child.stderr()}${log}`);
   }
-  return { url: `https://127.0.0.1:${port}`, port, pid: child.pid, changes: derived.changes, stop };
+  return {
+    url: `https://127.0.0.1:${port}`,
+    port,
+    pid: child.pid,
+    changes: derived.changes,
+    stop: child.stop,
+  };
 }

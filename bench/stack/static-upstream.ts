@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { inConfigDir, nginxArgs, writeMainConf } from '../../generator/index.js';
 import { locateNginx } from '../../native/nginx.js';
+import { spawnNginx } from './nginx-process.js';
 
 /**
  * The fast upstream's answer to every request: a fixed 200 JSON about the size of the engine's
@@ -67,34 +66,19 @@ export async function startStaticUpstream(dir: string): Promise<StaticUpstream> 
     workerProcesses: 1,
     ...(process.getuid?.() === 0 ? { user: 'root' } : {}),
   });
-  const child = spawn(locateNginx(process.env), nginxArgs(runtimeDir), {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString('utf8');
-  });
-  const exited = once(child, 'exit');
-  const running = () => child.exitCode === null && child.signalCode === null;
-  const stop = async () => {
-    if (!running()) return;
-    child.kill('SIGQUIT');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
-  };
+  const nginx = spawnNginx(locateNginx(process.env), nginxArgs(runtimeDir));
   const deadline = Date.now() + 15_000;
   for (;;) {
     const status = await get(socket).catch(() => 0);
     if (status === 200) break;
-    if (!running() || Date.now() > deadline) {
-      await stop();
+    if (!nginx.running() || Date.now() > deadline) {
+      await nginx.stop();
       const log = await readFile(join(dir, 'nginx-error.log'), 'utf8').catch(() => '');
-      throw new Error(`static upstream nginx did not answer on ${socket}\n${stderr}${log}`);
+      throw new Error(`static upstream nginx did not answer on ${socket}\n${nginx.stderr()}${log}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { upstream: `unix:${socket}`, pid: child.pid, stop };
+  return { upstream: `unix:${socket}`, pid: nginx.pid, stop: nginx.stop };
 }
 
 function get(socketPath: string): Promise<number> {
