@@ -19,9 +19,9 @@ Commands:
   main-conf <dir>       Write the main <dir>/nginx.conf for runtime directory <dir> (pid and
                         temporary files), including <config_dir>/nginx/conf.d/*.conf.
   prepare <dir>         What the proxy runs on every start: ensure <dir>, read back its HTTPS
-                        port and cache paths, write the main nginx.conf into --runtime-dir,
+                        port and control socket, write the main nginx.conf into --runtime-dir,
                         check. Prints JSON (mainConf, nginxArgs, httpsPort, url, controlSocket,
-                        written, warnings...) on stdout; progress and warnings on stderr.
+                        written, notes...) on stdout; progress and notes on stderr.
 
 Options:
   --settings <file>     Settings YAML (default: $${SETTINGS_FILE_ENV}; neither: built-in defaults)
@@ -133,7 +133,6 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         });
         io.err(summary(dir, prepared));
         for (const note of prepared.notes) io.err(`note: ${note}`);
-        for (const warning of prepared.warnings) io.err(`WARNING: ${warning}`);
         if (values['nginx-args']) io.out(prepared.nginxArgs.join('\n'));
         else io.out(JSON.stringify(prepared, null, 2));
         return 0;

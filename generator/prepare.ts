@@ -44,8 +44,6 @@ export interface PreparedProxy {
   kept: string[];
   /** What was not checked, and why. */
   notes: string[];
-  /** Things that work but should not be so. */
-  warnings: string[];
 }
 
 /** The configuration directory cannot be used as it is; `problems` names each file. */
@@ -104,7 +102,6 @@ export async function prepareProxy(options: PrepareOptions): Promise<PreparedPro
   problems.push(...check.problems);
   if (problems.length > 0 || httpsPort === null) throw new PrepareError(configDir, problems);
 
-  const warnings: string[] = [];
   return {
     configDir,
     runtimeDir,
@@ -117,7 +114,6 @@ export async function prepareProxy(options: PrepareOptions): Promise<PreparedPro
     written: ensured.written,
     kept: ensured.kept,
     notes: check.notes,
-    warnings,
   };
 }
 

@@ -80,7 +80,6 @@ export async function startNativeGateway({
     ...(env.GATEWAY_HTTPS_PORT ? { expectedHttpsPort: Number(env.GATEWAY_HTTPS_PORT) } : {}),
   });
   if (proxy.written.length > 0) say(`Configuration written: ${proxy.written.join(', ')}`);
-  for (const warning of proxy.warnings) say(`WARNING: ${warning}`);
   if (worker) {
     await openDirTo(home.run, worker);
     say(`nginx workers run as ${worker.user}; the master keeps root (port, key)`);

@@ -63,7 +63,6 @@ describe('prepareProxy', () => {
     expect([...prepared.written].sort()).toEqual(
       [LAYOUT.defaultConf, LAYOUT.sslConf, LAYOUT.certificate, LAYOUT.key].sort(),
     );
-    expect(prepared.warnings).toEqual([]);
     // A second start keeps everything.
     const again = await prepareProxy({ configDir, settings, runtimeDir, nginx: NGINX });
     expect(again.written).toEqual([]);
