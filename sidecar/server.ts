@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type pg from 'pg';
+import { TransactionalChanges } from './audit/audited-change.js';
 import { ApiKeyVerifier } from './auth/api-key-verifier.js';
+import { type AuthObserver, NO_OBSERVER } from './auth/auth-observer.js';
 import { createAuthHandler, sendJson } from './auth/auth-route.js';
 import { Authenticator } from './auth/authenticator.js';
 import type { BearerVerifier } from './auth/bearer-verifier.js';
@@ -9,6 +11,7 @@ import { ClientStore } from './clients/client-store.js';
 import { asciiJson, INTERNAL_ERROR_BODY } from './errors/api-error.js';
 import type { Logger } from './log.js';
 import { createManagementApp } from './management/app.js';
+import type { Clock } from './oidc/settings.js';
 import { type DecisionInvalidator, NO_INVALIDATOR } from './revocation/nginx-control.js';
 
 export interface SidecarParts {
@@ -24,6 +27,10 @@ export interface SidecarParts {
   invalidator?: DecisionInvalidator;
   /** Builds the bearer-token verifier over the same client directory as API keys. */
   bearer?: ((clients: ClientDirectory) => BearerVerifier) | null;
+  /** Told of every decision: last use, failure counts. */
+  observer?: AuthObserver;
+  /** Time for expiry, grace periods and validation; tests move it instead of sleeping. */
+  clock?: Clock;
 }
 
 /** The sidecar's HTTP server: `/auth` on plain node:http, the rest through Express. */
@@ -33,19 +40,25 @@ export function createSidecarServer({
   log,
   invalidator = NO_INVALIDATOR,
   bearer = null,
+  observer = NO_OBSERVER,
+  clock = Date.now,
 }: SidecarParts): Server {
   const directory = new ClientDirectory(new ClientStore(pool));
   const authenticator = new Authenticator(
-    new ApiKeyVerifier(directory),
+    new ApiKeyVerifier(directory, clock),
     bearer?.(directory) ?? null,
+    observer,
   );
   const auth = createAuthHandler(authenticator, log);
-  const management = createManagementApp(
-    new ClientStore(managementPool),
+  const management = createManagementApp({
+    store: new ClientStore(managementPool),
     authenticator,
     invalidator,
     log,
-  );
+    changes: new TransactionalChanges(managementPool),
+    auditDb: managementPool,
+    clock,
+  });
 
   // nginx accepts up to 4 × 8 KB of request headers and forwards them on /auth: accept as
   // much here, so a large but valid request is never "auth unavailable".

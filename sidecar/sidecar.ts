@@ -1,6 +1,9 @@
 import { listen } from '../common/listen.js';
+import { AuthFailureCounter } from './audit/auth-failure-counter.js';
+import { observers } from './auth/auth-observer.js';
 import { createBootstrapKeyIfAsked } from './bootstrap.js';
 import { ClientStore } from './clients/client-store.js';
+import { LastUsedRecorder } from './clients/last-used.js';
 import type { SidecarConfig } from './config.js';
 import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
@@ -22,8 +25,10 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** Where the bootstrap line goes; stdout in production. */
   print?: (line: string) => void;
-  /** Time for token expiry and OIDC cache ages; tests move it instead of sleeping. */
+  /** Time for token and key expiry, grace periods and OIDC cache ages; tests move it. */
   clock?: Clock;
+  /** How often failure counts are written (ms); default 5 s. */
+  failureFlushMs?: number;
 }
 
 /** Waits for the database (retrying: containers may start in any order), migrates, serves. */
@@ -34,6 +39,7 @@ export async function startSidecar(
     env = process.env,
     print = (line) => process.stdout.write(`${line}\n`),
     clock = Date.now,
+    failureFlushMs,
   }: StartOptions,
 ): Promise<RunningSidecar> {
   // Read first: a bad OIDC_* value stops the start-up before anything waits for the database.
@@ -42,7 +48,7 @@ export async function startSidecar(
   // Management gets its own, smaller pool: /auth never queues for a connection behind it.
   const managementPool = createPool(config.databaseUrl, log, { max: 4 });
   await retry(() => migrate(pool, log), log);
-  await createBootstrapKeyIfAsked(env, new ClientStore(pool), print);
+  await createBootstrapKeyIfAsked(env, new ClientStore(pool), print, clock);
   const invalidator = config.controlSocket
     ? new NginxControl(config.controlSocket, log)
     : NO_INVALIDATOR;
@@ -50,12 +56,21 @@ export async function startSidecar(
   // LISTEN. Started before serving; /auth does not wait for it (nginx's bound covers a gap).
   const listener = new ChangeListener({ databaseUrl: config.databaseUrl, invalidator, log });
   listener.start();
+  // Written off the /auth path: last use at most once a minute per client, failure counts
+  // every few seconds (docs/decisions/20261123-key-lifecycle.md, 20261123-audit-trail.md).
+  const lastUsed = new LastUsedRecorder(new ClientStore(pool), log, clock);
+  const failures = new AuthFailureCounter(pool, log, clock, {
+    ...(failureFlushMs !== undefined ? { flushMs: failureFlushMs } : {}),
+  });
+  failures.start();
   const server = createSidecarServer({
     pool,
     managementPool,
     log,
     invalidator,
     bearer: (clients) => new OidcBearerVerifier(oidc, clients, log, clock),
+    observer: observers(lastUsed, failures),
+    clock,
   });
   const url = await listen(server, config.listen);
   log.info('sidecar listening', { url });
@@ -70,6 +85,8 @@ export async function startSidecar(
       // Once nobody can ask this sidecar, nginx must not go on answering from what it said:
       // every request then fails closed until a sidecar is back.
       await invalidator.all();
+      // What was noted in memory goes to the database before the pools close.
+      await Promise.all([lastUsed.close(), failures.close()]);
       await Promise.all([pool.end(), managementPool.end()]);
     },
   };

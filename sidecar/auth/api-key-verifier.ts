@@ -1,19 +1,38 @@
-import type { ApiClientRow } from '../clients/api-client.js';
+import { isExpired } from '../clients/api-client.js';
 import type { ClientDirectory } from '../clients/client-directory.js';
-import { parseApiKey, secretMatches } from '../keys/api-key.js';
-import { type AuthDecision, refuse } from './decision.js';
+import { hashMatches, hashSecret, parseApiKey } from '../keys/api-key.js';
+import type { Clock } from '../oidc/settings.js';
+import { type AuthDecision, expiredRefusal, refuse, validUntil } from './decision.js';
 
-/** Verifies `apk <id>.<secret>`: look the client up by id, compare hashes in constant time. */
+/**
+ * Verifies `apk <id>.<secret>`: look the client up by id, compare hashes in constant time,
+ * against the current secret and, during a rotation's grace period, the previous one. A
+ * right secret of an expired client is API_CLIENT_EXPIRED; a wrong one is INVALID_API_KEY
+ * whatever the client's state, so a guess learns nothing about it.
+ */
 export class ApiKeyVerifier {
-  constructor(private readonly clients: Pick<ClientDirectory, 'byId'>) {}
+  constructor(
+    private readonly clients: Pick<ClientDirectory, 'byId'>,
+    private readonly now: Clock = Date.now,
+  ) {}
 
   async verify(key: string): Promise<AuthDecision> {
     const parsed = parseApiKey(key);
     if (!parsed.ok) return refuse('MALFORMED_CREDENTIALS', parsed.reason, { scheme: 'apk' });
-    const row: ApiClientRow | null = await this.clients.byId(parsed.id);
-    if (!row || row.keyHash === null || !secretMatches(parsed.secret, row.keyHash)) {
-      return refuse('INVALID_API_KEY', 'The API key is not valid.', { scheme: 'apk' });
-    }
+    const row = await this.clients.byId(parsed.id);
+    const invalid = refuse('INVALID_API_KEY', 'The API key is not valid.', { scheme: 'apk' });
+    if (!row) return invalid;
+    const now = this.now();
+    const presented = hashSecret(parsed.secret);
+    // Both comparisons always run when both hashes exist: which one matched takes equal time.
+    const current = row.keyHash !== null && hashMatches(presented, row.keyHash);
+    const previous =
+      row.previousKeyHash !== null &&
+      hashMatches(presented, row.previousKeyHash) &&
+      row.previousKeyExpiresAt !== null &&
+      row.previousKeyExpiresAt.getTime() > now;
+    if (!current && !previous) return { ...invalid, clientRow: row.id };
+    if (isExpired(row, now)) return expiredRefusal(row.id, 'apk');
     return {
       ok: true,
       method: 'apk',
@@ -23,6 +42,10 @@ export class ApiKeyVerifier {
         clientName: row.name,
         isAdmin: row.isAdmin,
       },
+      validUntil: validUntil([
+        row.expiresAt?.getTime(),
+        current ? undefined : row.previousKeyExpiresAt?.getTime(),
+      ]),
     };
   }
 }

@@ -1,4 +1,5 @@
 import type { ApiKeyVerifier } from './api-key-verifier.js';
+import { type AuthObserver, NO_OBSERVER } from './auth-observer.js';
 import type { BearerVerifier } from './bearer-verifier.js';
 import { authorizationValues, parseCredential } from './credentials.js';
 import { type AuthDecision, type AuthFailure, refuse } from './decision.js';
@@ -9,9 +10,18 @@ export class Authenticator {
   constructor(
     private readonly apiKeys: ApiKeyVerifier,
     private readonly bearer: BearerVerifier | null,
+    private readonly observer: AuthObserver = NO_OBSERVER,
   ) {}
 
+  /** The decision, also told to the observer (last use, failure counts). */
   async authenticate(rawHeaders: string[], toggles: MethodToggles): Promise<AuthDecision> {
+    const decision = await this.decide(rawHeaders, toggles);
+    if (decision.ok) this.observer.accepted(decision.identity);
+    else this.observer.refused(decision);
+    return decision;
+  }
+
+  private async decide(rawHeaders: string[], toggles: MethodToggles): Promise<AuthDecision> {
     if (!toggles.apiKeys && !toggles.oidc) {
       return refuse('NO_METHOD_ENABLED', 'No authentication method is enabled on this gateway.');
     }

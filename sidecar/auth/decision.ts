@@ -12,7 +12,8 @@ export type AuthFailureCode =
   | 'NO_METHOD_ENABLED'
   | 'INVALID_API_KEY'
   | 'INVALID_TOKEN'
-  | 'UNKNOWN_CLIENT';
+  | 'UNKNOWN_CLIENT'
+  | 'API_CLIENT_EXPIRED';
 
 export type AuthFailure = {
   ok: false;
@@ -22,6 +23,8 @@ export type AuthFailure = {
   scheme?: AuthScheme;
   /** Text for `X-jwt-error` (bearer failures only). */
   jwtError?: string;
+  /** The API client the credential named, when it names one that exists (failure counts). */
+  clientRow?: number;
 };
 
 /** The answer of every verifier: a value, never an exception (those mean infrastructure faults). */
@@ -30,7 +33,10 @@ export type AuthDecision =
       ok: true;
       identity: Identity;
       method: AuthScheme;
-      /** Unix time (s) after which this answer no longer holds (a token's `exp`); none: open. */
+      /**
+       * Unix time (s) after which this answer no longer holds: the earliest of a token's
+       * `exp`, the client's `expires_at` and, for a rotated-out secret, its grace end. None: open.
+       */
       validUntil?: number;
     }
   | AuthFailure;
@@ -41,4 +47,26 @@ export function refuse(
   extra: Partial<Pick<AuthFailure, 'scheme' | 'jwtError'>> = {},
 ): AuthFailure {
   return { ok: false, code, message, ...extra };
+}
+
+/** Refusal of a right credential whose client has expired: like a deleted one, own code. */
+export function expiredRefusal(clientRow: number, scheme: AuthScheme): AuthFailure {
+  return {
+    ...refuse('API_CLIENT_EXPIRED', 'The API client has expired.', {
+      scheme,
+      ...(scheme === 'bearer' ? { jwtError: 'the API client has expired' } : {}),
+    }),
+    clientRow,
+  };
+}
+
+/**
+ * The earliest of these times (Unix ms), as whole Unix seconds rounded down, so a decision
+ * kept until then never outlives any of them; undefined when none is given.
+ */
+export function validUntil(times: readonly (number | undefined)[]): number | undefined {
+  let earliest: number | undefined;
+  for (const t of times)
+    if (t !== undefined && (earliest === undefined || t < earliest)) earliest = t;
+  return earliest === undefined ? undefined : Math.floor(earliest / 1000);
 }

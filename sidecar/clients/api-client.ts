@@ -1,4 +1,4 @@
-/** An API client as stored; `keyHash` never leaves the sidecar. */
+/** An API client as stored; `keyHash` and `previousKeyHash` never leave the sidecar. */
 export interface ApiClientRow {
   id: number;
   name: string;
@@ -6,6 +6,13 @@ export interface ApiClientRow {
   apiClientId: string | null;
   keyHash: Buffer | null;
   createdAt: Date;
+  /** From then on the client is refused (API_CLIENT_EXPIRED); null: never. */
+  expiresAt: Date | null;
+  /** When the client last authenticated, to the minute (written at most once a minute). */
+  lastUsedAt: Date | null;
+  /** The secret replaced by the last rotation, accepted until `previousKeyExpiresAt`. */
+  previousKeyHash: Buffer | null;
+  previousKeyExpiresAt: Date | null;
 }
 
 /**
@@ -20,9 +27,15 @@ export interface ApiClientRecord {
   api_client_id: string | null;
   has_api_key: boolean;
   created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+  /** Set while a rotated-out secret is still accepted, else null. */
+  previous_key_expires_at: string | null;
 }
 
-export function toRecord(row: ApiClientRow): ApiClientRecord {
+/** The record of `row` as seen at `now` (ms): a grace period that has ended shows as null. */
+export function toRecord(row: ApiClientRow, now: number = Date.now()): ApiClientRecord {
+  const grace = row.previousKeyExpiresAt;
   return {
     id: row.id,
     api_key_id: row.id,
@@ -31,7 +44,18 @@ export function toRecord(row: ApiClientRow): ApiClientRecord {
     api_client_id: row.apiClientId,
     has_api_key: row.keyHash !== null,
     created_at: row.createdAt.toISOString(),
+    expires_at: row.expiresAt?.toISOString() ?? null,
+    last_used_at: row.lastUsedAt?.toISOString() ?? null,
+    previous_key_expires_at:
+      grace !== null && row.previousKeyHash !== null && grace.getTime() > now
+        ? grace.toISOString()
+        : null,
   };
+}
+
+/** Whether the client has expired at `now` (ms): from `expires_at` on, inclusive. */
+export function isExpired(row: Pick<ApiClientRow, 'expiresAt'>, now: number): boolean {
+  return row.expiresAt !== null && row.expiresAt.getTime() <= now;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { Queryable } from '../db/queryable.js';
 import type { ApiClientRow } from './api-client.js';
 import {
   isDescending,
@@ -10,7 +11,8 @@ import {
   sortField,
 } from './client-order.js';
 
-const COLUMNS = 'id, name, is_admin, api_client_id, key_hash, created_at';
+const COLUMNS = `id, name, is_admin, api_client_id, key_hash, created_at, expires_at,
+  last_used_at, previous_key_hash, previous_key_expires_at`;
 
 interface DbRow {
   id: number;
@@ -19,6 +21,10 @@ interface DbRow {
   api_client_id: string | null;
   key_hash: Buffer | null;
   created_at: Date;
+  expires_at: Date | null;
+  last_used_at: Date | null;
+  previous_key_hash: Buffer | null;
+  previous_key_expires_at: Date | null;
 }
 
 function fromDb(row: DbRow): ApiClientRow {
@@ -29,6 +35,10 @@ function fromDb(row: DbRow): ApiClientRow {
     apiClientId: row.api_client_id,
     keyHash: row.key_hash,
     createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    lastUsedAt: row.last_used_at,
+    previousKeyHash: row.previous_key_hash,
+    previousKeyExpiresAt: row.previous_key_expires_at,
   };
 }
 
@@ -36,7 +46,14 @@ export interface NewApiClient {
   name: string;
   isAdmin: boolean;
   apiClientId: string | null;
+  /** Absent or null: never expires. */
+  expiresAt?: Date | null;
 }
+
+/** A rotation's outcome: the row with its new key hash, no such client, or a token-only one. */
+export type RotateOutcome =
+  | { ok: true; row: ApiClientRow }
+  | { ok: false; conflict: 'missing' | 'no_api_key' };
 
 /** Which unique field a creation collided with. */
 export type CreateOutcome =
@@ -53,6 +70,7 @@ export interface ClientChanges {
   name?: string;
   isAdmin?: boolean;
   apiClientId?: string | null;
+  expiresAt?: Date | null;
 }
 
 /** One page of a listing, in the listing's order. */
@@ -79,17 +97,25 @@ function collision(err: unknown): 'name' | 'api_client_id' | 'no_credential' | n
   return null;
 }
 
-/** PostgreSQL access for API clients. Database faults propagate as exceptions. */
+/**
+ * PostgreSQL access for API clients. Database faults propagate as exceptions. The changes
+ * (create, update, delete, rotate) take the connection to run on, so that a change and its
+ * audit event share one transaction (sidecar/audit/audited-change.ts); by default the pool.
+ */
 export class ClientStore {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(readonly pool: pg.Pool) {}
 
   /** Inserts a client; a unique-constraint collision is an outcome, not an exception. */
-  async create(client: NewApiClient, keyHash: Buffer | null): Promise<CreateOutcome> {
+  async create(
+    client: NewApiClient,
+    keyHash: Buffer | null,
+    db: Queryable = this.pool,
+  ): Promise<CreateOutcome> {
     try {
-      const { rows } = await this.pool.query<DbRow>(
-        `INSERT INTO api_clients (name, is_admin, api_client_id, key_hash)
-         VALUES ($1, $2, $3, $4) RETURNING ${COLUMNS}`,
-        [client.name, client.isAdmin, client.apiClientId, keyHash],
+      const { rows } = await db.query<DbRow>(
+        `INSERT INTO api_clients (name, is_admin, api_client_id, key_hash, expires_at)
+         VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
+        [client.name, client.isAdmin, client.apiClientId, keyHash, client.expiresAt ?? null],
       );
       return { ok: true, row: fromDb(rows[0]!) };
     } catch (err) {
@@ -100,7 +126,11 @@ export class ClientStore {
   }
 
   /** Changes the given fields in one statement; collisions are outcomes, not exceptions. */
-  async update(id: number, changes: ClientChanges): Promise<UpdateOutcome> {
+  async update(
+    id: number,
+    changes: ClientChanges,
+    db: Queryable = this.pool,
+  ): Promise<UpdateOutcome> {
     const sets: string[] = [];
     const values: unknown[] = [id];
     const set = (column: string, value: unknown) => {
@@ -110,8 +140,9 @@ export class ClientStore {
     if (changes.name !== undefined) set('name', changes.name);
     if (changes.isAdmin !== undefined) set('is_admin', changes.isAdmin);
     if (changes.apiClientId !== undefined) set('api_client_id', changes.apiClientId);
+    if (changes.expiresAt !== undefined) set('expires_at', changes.expiresAt);
     try {
-      const { rows } = await this.pool.query<DbRow>(
+      const { rows } = await db.query<DbRow>(
         `UPDATE api_clients SET ${sets.join(', ')} WHERE id = $1 RETURNING ${COLUMNS}`,
         values,
       );
@@ -142,12 +173,50 @@ export class ClientStore {
     return rows.map(fromDb);
   }
 
-  async delete(id: number): Promise<ApiClientRow | null> {
-    const { rows } = await this.pool.query<DbRow>(
+  async delete(id: number, db: Queryable = this.pool): Promise<ApiClientRow | null> {
+    const { rows } = await db.query<DbRow>(
       `DELETE FROM api_clients WHERE id = $1 RETURNING ${COLUMNS}`,
       [id],
     );
     return rows[0] ? fromDb(rows[0]) : null;
+  }
+
+  /**
+   * Replaces the key hash. With `graceEndsAt` the current hash becomes the previous one,
+   * accepted until then; without, it is dropped at once. Only one previous hash is kept: a
+   * rotation during a grace period drops the older one.
+   */
+  async rotate(
+    id: number,
+    keyHash: Buffer,
+    graceEndsAt: Date | null,
+    db: Queryable = this.pool,
+  ): Promise<RotateOutcome> {
+    const { rows } = await db.query<DbRow>(
+      `UPDATE api_clients
+       SET previous_key_hash = CASE WHEN $3::timestamptz IS NULL THEN NULL ELSE key_hash END,
+           previous_key_expires_at = $3, key_hash = $2
+       WHERE id = $1 AND key_hash IS NOT NULL RETURNING ${COLUMNS}`,
+      [id, keyHash, graceEndsAt],
+    );
+    if (rows[0]) return { ok: true, row: fromDb(rows[0]) };
+    const exists = await db.query('SELECT 1 FROM api_clients WHERE id = $1', [id]);
+    return { ok: false, conflict: exists.rowCount ? 'no_api_key' : 'missing' };
+  }
+
+  /**
+   * Sets last_used_at = `at` on these clients, skipping those written less than `minAgeMs`
+   * before it (another sidecar may have just written): the number of rows changed.
+   */
+  async touchLastUsed(ids: readonly number[], at: Date, minAgeMs: number): Promise<number> {
+    const { rowCount } = await this.pool.query({
+      name: 'api_clients_touch_last_used',
+      text: `UPDATE api_clients SET last_used_at = $2
+             WHERE id = ANY($1::bigint[])
+               AND (last_used_at IS NULL OR last_used_at <= $2 - $3 * interval '1 millisecond')`,
+      values: [ids, at, minAgeMs],
+    });
+    return rowCount ?? 0;
   }
 
   /**
@@ -292,19 +361,32 @@ function recordKey([id, name, apiClientId]: KeyColumns, field: SortField): SortK
 }
 
 /**
- * One client as `toRecord` and JSON.stringify write it, byte for byte (a test compares them).
- * created_at's milliseconds are computed as node-postgres computes them (1000 times the
- * fraction as a double, truncated), so both agree even where that product falls just short
- * of an integer (.029 gives 28).
+ * A timestamp as `Date.toISOString` writes it, in quotes. The milliseconds are computed as
+ * node-postgres computes them (1000 times the fraction as a double, truncated), so both agree
+ * even where that product falls just short of an integer (.029 gives 28).
+ */
+function isoSql(column: string): string {
+  return `('"' || to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') || '.'
+  || lpad(floor(1000 * ('0.' || to_char(${column} AT TIME ZONE 'UTC', 'US'))::float8)::int::text, 3, '0')
+  || 'Z"')`;
+}
+
+/**
+ * One client as `toRecord` and JSON.stringify write it, byte for byte (a test compares them),
+ * previous_key_expires_at null once the grace period is over, as toRecord shows it.
  */
 const RECORD_JSON_SQL = `'{"id":' || id || ',"api_key_id":' || id
   || ',"name":' || to_json(name)::text
   || ',"is_admin":' || is_admin::text
   || ',"api_client_id":' || COALESCE(to_json(api_client_id)::text, 'null')
   || ',"has_api_key":' || (key_hash IS NOT NULL)::text
-  || ',"created_at":"' || to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') || '.'
-  || lpad(floor(1000 * ('0.' || to_char(created_at AT TIME ZONE 'UTC', 'US'))::float8)::int::text, 3, '0')
-  || 'Z"}'`;
+  || ',"created_at":' || ${isoSql('created_at')}
+  || ',"expires_at":' || COALESCE(${isoSql('expires_at')}, 'null')
+  || ',"last_used_at":' || COALESCE(${isoSql('last_used_at')}, 'null')
+  || ',"previous_key_expires_at":' || CASE
+       WHEN previous_key_hash IS NOT NULL AND previous_key_expires_at > now()
+       THEN ${isoSql('previous_key_expires_at')} ELSE 'null' END
+  || '}'`;
 
 /** Below this many clients, `total` is an exact count; above it, an estimate. */
 export const EXACT_TOTAL_BOUND = 10_000;

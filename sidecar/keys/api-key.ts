@@ -37,6 +37,10 @@ export function parseApiKey(key: string): ParsedApiKey {
 
 /** Constant-time comparison of a presented secret against a stored hash. */
 export function secretMatches(secret: string, storedHash: Buffer): boolean {
-  const presented = hashSecret(secret);
+  return hashMatches(hashSecret(secret), storedHash);
+}
+
+/** Constant-time comparison of two hashes (the presented secret's is computed once). */
+export function hashMatches(presented: Buffer, storedHash: Buffer): boolean {
   return presented.length === storedHash.length && timingSafeEqual(presented, storedHash);
 }

@@ -1,13 +1,12 @@
 import { type Response, Router } from 'express';
-import type { Authenticator } from '../auth/authenticator.js';
-import { toRecord } from '../clients/api-client.js';
+import { requestContext } from '../audit/request-context.js';
+import { type ApiClientRow, toRecord } from '../clients/api-client.js';
 import { keyOf, sortField } from '../clients/client-order.js';
-import type { ClientStore, UpdateOutcome } from '../clients/client-store.js';
+import type { UpdateOutcome } from '../clients/client-store.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/api-error.js';
 import { formatApiKey, generateSecret } from '../keys/api-key.js';
-import type { Logger } from '../log.js';
-import type { DecisionInvalidator } from '../revocation/nginx-control.js';
 import { parseCreateApiClient, parseUpdateApiClient } from './api-client-input.js';
+import type { ManagementParts } from './app.js';
 import { jsonBody } from './json-body.js';
 import { parseListQuery } from './list-query.js';
 import { listResponse } from './list-response.js';
@@ -21,23 +20,40 @@ export const API_CLIENTS_PATH = '/v1/management/api-clients';
 const NAME_TAKEN = 'An API client with this name already exists.';
 const SUBJECT_TAKEN = 'An API client with this api_client_id already exists.';
 
-/** POST, GET, PUT and DELETE of API clients; admin credential required for all of them. */
-export function apiClientsRouter(
-  store: ClientStore,
-  authenticator: Authenticator,
-  invalidator: DecisionInvalidator,
-  log: Logger,
-): Router {
+/**
+ * POST, GET, PUT and DELETE of API clients; admin credential required for all of them. Each
+ * change commits with its audit event; a refused one (404, 409) is audited as a failure.
+ */
+export function apiClientsRouter({
+  store,
+  authenticator,
+  invalidator,
+  log,
+  changes,
+  clock = Date.now,
+}: ManagementParts): Router {
   const router = Router({ strict: false });
   // Everything under /v1/management needs an admin, even paths that do not exist.
   router.use('/v1/management', requireAdmin(authenticator));
 
   router.post(API_CLIENTS_PATH, jsonBody, async (req, res) => {
-    const input = parseCreateApiClient(req.body);
+    const input = parseCreateApiClient(req.body, clock());
     if (!input.ok) throw new ValidationError(input.errors);
-    const { name, isAdmin, generateApiKey, apiClientId } = input.value;
+    const { name, isAdmin, generateApiKey, apiClientId, expiresAt } = input.value;
     const key = generateApiKey ? generateSecret() : null;
-    const created = await store.create({ name, isAdmin, apiClientId }, key?.hash ?? null);
+    const context = requestContext(req, res);
+    const created = await changes.run(
+      (db) => store.create({ name, isAdmin, apiClientId, expiresAt }, key?.hash ?? null, db),
+      (outcome) => ({
+        ...context,
+        action: 'api_client.create',
+        outcome: outcome.ok ? 'success' : 'failure',
+        targetId: outcome.ok ? outcome.row.id : null,
+        details: outcome.ok
+          ? describe(outcome.row)
+          : { status: 409, conflict: outcome.conflict, name },
+      }),
+    );
     if (!created.ok) {
       throw created.conflict === 'name'
         ? new ConflictError('name', NAME_TAKEN)
@@ -79,36 +95,73 @@ export function apiClientsRouter(
   router.get(`${API_CLIENTS_PATH}/:id`, async (req, res) => {
     const row = await store.get(idParam(req.params.id));
     if (!row) throw new NotFoundError('No API client has this id.');
-    res.json(toRecord(row));
+    res.json(toRecord(row, clock()));
   });
 
   router.put(`${API_CLIENTS_PATH}/:id`, jsonBody, async (req, res) => {
     const id = idParam(req.params.id as string);
-    const input = parseUpdateApiClient(req.body);
+    const input = parseUpdateApiClient(req.body, clock());
     if (!input.ok) throw new ValidationError(input.errors);
-    const outcome = await store.update(id, input.value);
+    const context = requestContext(req, res);
+    const outcome = await changes.run(
+      (db) => store.update(id, input.value, db),
+      (done) => ({
+        ...context,
+        action: 'api_client.update',
+        outcome: done.ok ? 'success' : 'failure',
+        targetId: id,
+        details: done.ok
+          ? { changed: Object.keys(req.body as object).sort(), ...describe(done.row) }
+          : { status: done.conflict === 'missing' ? 404 : 409, conflict: done.conflict },
+      }),
+    );
     // Like a delete: this gateway's nginx forgets what it decided about the client before the
     // caller sees the answer; the others hear of it through LISTEN.
     if (outcome.ok) await invalidator.clients([outcome.row.id]);
-    sendUpdated(res, outcome);
+    sendUpdated(res, outcome, clock());
   });
 
   router.delete(`${API_CLIENTS_PATH}/:id`, async (req, res) => {
-    const row = await store.delete(idParam(req.params.id));
-    if (!row) throw new NotFoundError('No API client has this id.');
+    const id = idParam(req.params.id);
+    const context = requestContext(req, res);
+    const deleted = await changes.run(
+      async (db) => {
+        const row = await store.delete(id, db);
+        return row ? { ok: true as const, row } : { ok: false as const };
+      },
+      (done) => ({
+        ...context,
+        action: 'api_client.delete',
+        outcome: done.ok ? 'success' : 'failure',
+        targetId: id,
+        details: done.ok ? describe(done.row) : { status: 404 },
+      }),
+    );
+    if (!deleted.ok) throw new NotFoundError('No API client has this id.');
     // Before answering: once the caller sees the answer, this gateway refuses the key. Other
     // sidecars hear of it through LISTEN (the trigger also notifies this one; harmless).
-    await invalidator.clients([row.id]);
-    res.json(toRecord(row));
+    await invalidator.clients([deleted.row.id]);
+    res.json(toRecord(deleted.row, clock()));
   });
   router.all(`${API_CLIENTS_PATH}/:id`, allowOnly(['GET', 'HEAD', 'PUT', 'DELETE']));
 
   return router;
 }
 
-function sendUpdated(res: Response, outcome: UpdateOutcome): void {
+/** What an audit event says about a client: its public fields, never a key or a hash. */
+function describe(row: ApiClientRow): Record<string, unknown> {
+  return {
+    name: row.name,
+    is_admin: row.isAdmin,
+    api_client_id: row.apiClientId,
+    has_api_key: row.keyHash !== null,
+    expires_at: row.expiresAt?.toISOString() ?? null,
+  };
+}
+
+function sendUpdated(res: Response, outcome: UpdateOutcome, now: number): void {
   if (outcome.ok) {
-    res.set('Cache-Control', 'no-store').json(toRecord(outcome.row));
+    res.set('Cache-Control', 'no-store').json(toRecord(outcome.row, now));
     return;
   }
   switch (outcome.conflict) {
@@ -129,7 +182,8 @@ function sendUpdated(res: Response, outcome: UpdateOutcome): void {
   }
 }
 
-function idParam(text: string | undefined): number {
+/** The id in the path, or a 400. */
+export function idParam(text: string | undefined): number {
   const id = parseId(text ?? '');
   if (id === null) {
     throw new ValidationError([

@@ -24,6 +24,8 @@ export function requireAdmin(authenticator: Authenticator): RequestHandler {
       throw new ForbiddenError('The management API needs an admin credential.');
     }
     res.locals.identity = decision.identity;
+    // The audit trail names how the admin authenticated (sidecar/audit/request-context.ts).
+    res.locals.authMethod = decision.method;
     next();
   };
 }

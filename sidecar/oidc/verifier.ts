@@ -1,7 +1,8 @@
 import { decodeProtectedHeader, type JWTPayload, jwtVerify } from 'jose';
 import type { BearerVerifier } from '../auth/bearer-verifier.js';
-import { type AuthDecision, refuse } from '../auth/decision.js';
+import { type AuthDecision, expiredRefusal, refuse, validUntil } from '../auth/decision.js';
 import type { OidcOptions } from '../auth/method-toggles.js';
+import { isExpired } from '../clients/api-client.js';
 import type { ClientDirectory } from '../clients/client-directory.js';
 import type { Logger } from '../log.js';
 import { algorithmRefusal } from './algorithms.js';
@@ -66,10 +67,11 @@ export class OidcBearerVerifier implements BearerVerifier {
         jwtError: 'no API client for this token',
       });
     }
+    if (isExpired(row, this.now())) return expiredRefusal(row.id, 'bearer');
     return {
       ok: true,
       method: 'bearer',
-      validUntil: checked.expiresAt,
+      validUntil: validUntil([checked.expiresAt * 1000, row.expiresAt?.getTime()]),
       identity: {
         id: row.id,
         clientId: checked.clientId,

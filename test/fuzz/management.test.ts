@@ -372,7 +372,14 @@ describe('management HTTP', () => {
       new ApiKeyVerifier(directoryOf([row(1, { secret: ADMIN, isAdmin: true })])),
       null,
     );
-    const app = createManagementApp(store.asStore(), authenticator, NO_INVALIDATOR, silentLogger);
+    const app = createManagementApp({
+      store: store.asStore(),
+      authenticator,
+      invalidator: NO_INVALIDATOR,
+      log: silentLogger,
+      changes: store.changes(),
+      auditDb: store.noDatabase(),
+    });
     server = await serve(app);
   });
   afterAll(() => server.close());

@@ -1,3 +1,5 @@
+import type { AuditEventInput } from '../../../sidecar/audit/audit-log.js';
+import type { AuditedChanges } from '../../../sidecar/audit/audited-change.js';
 import { type ApiClientRow, toRecord } from '../../../sidecar/clients/api-client.js';
 import {
   isDescending,
@@ -16,6 +18,7 @@ import type {
   RecordBatch,
   UpdateOutcome,
 } from '../../../sidecar/clients/client-store.js';
+import type { Queryable } from '../../../sidecar/db/queryable.js';
 
 /** Compares sort keys element by element, as PostgreSQL compares the row (false < true). */
 function compareKeys(a: SortKey, b: SortKey): number {
@@ -41,7 +44,18 @@ export class MemoryClientStore {
   async create(client: NewApiClient, keyHash: Buffer | null): Promise<CreateOutcome> {
     const taken = this.collision(0, client.name, client.apiClientId);
     if (taken) return { ok: false, conflict: taken };
-    const row: ApiClientRow = { id: this.nextId++, ...client, keyHash, createdAt: new Date() };
+    const row: ApiClientRow = {
+      id: this.nextId++,
+      name: client.name,
+      isAdmin: client.isAdmin,
+      apiClientId: client.apiClientId,
+      keyHash,
+      createdAt: new Date(),
+      expiresAt: client.expiresAt ?? null,
+      lastUsedAt: null,
+      previousKeyHash: null,
+      previousKeyExpiresAt: null,
+    };
     this.rows.set(row.id, row);
     return { ok: true, row };
   }
@@ -54,6 +68,7 @@ export class MemoryClientStore {
       ...(changes.name !== undefined ? { name: changes.name } : {}),
       ...(changes.isAdmin !== undefined ? { isAdmin: changes.isAdmin } : {}),
       ...(changes.apiClientId !== undefined ? { apiClientId: changes.apiClientId } : {}),
+      ...(changes.expiresAt !== undefined ? { expiresAt: changes.expiresAt } : {}),
     };
     const taken = this.collision(id, next.name, next.apiClientId);
     if (taken) return { ok: false, conflict: taken };
@@ -119,6 +134,28 @@ export class MemoryClientStore {
 
   async total(): Promise<number> {
     return this.rows.size;
+  }
+
+  /** Audited changes in memory: each change runs, its event is built (and kept) as PostgreSQL would. */
+  changes(): AuditedChanges {
+    return {
+      run: async (work, event) => {
+        const outcome = await work(this.noDatabase());
+        this.events.push(event(outcome));
+        return outcome;
+      },
+    };
+  }
+
+  readonly events: AuditEventInput[] = [];
+
+  /** A connection that is never used here: the memory store ignores it. */
+  noDatabase(): Queryable {
+    return {
+      query: () => {
+        throw new Error('no database in the memory store');
+      },
+    } as unknown as Queryable;
   }
 
   /** This object where the routes expect the PostgreSQL store. */

@@ -12,7 +12,15 @@ function sha256(text: string): Buffer {
 /** An API client row as PostgreSQL would return it, holding the hash of `secret` (if any). */
 export function row(
   id: number,
-  options: { secret?: string; isAdmin?: boolean; name?: string; apiClientId?: string } = {},
+  options: {
+    secret?: string;
+    isAdmin?: boolean;
+    name?: string;
+    apiClientId?: string;
+    expiresAt?: Date | null;
+    previousSecret?: string;
+    previousKeyExpiresAt?: Date | null;
+  } = {},
 ): ApiClientRow {
   return {
     id,
@@ -21,6 +29,10 @@ export function row(
     apiClientId: options.apiClientId ?? null,
     keyHash: options.secret === undefined ? null : sha256(options.secret),
     createdAt: new Date('2026-01-01T00:00:00Z'),
+    expiresAt: options.expiresAt ?? null,
+    lastUsedAt: null,
+    previousKeyHash: options.previousSecret === undefined ? null : sha256(options.previousSecret),
+    previousKeyExpiresAt: options.previousKeyExpiresAt ?? null,
   };
 }
 
