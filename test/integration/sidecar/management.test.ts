@@ -181,10 +181,13 @@ describe('GET /v1/management/api-clients', () => {
         'api_client_id',
         'api_key_id',
         'created_at',
+        'expires_at',
         'has_api_key',
         'id',
         'is_admin',
+        'last_used_at',
         'name',
+        'previous_key_expires_at',
       ]);
       expect(body.items[0]!.id).toBe(body.items[0]!.api_key_id);
       expect(res.text).not.toContain(token.split('.')[1]);

@@ -53,17 +53,19 @@ describe('Authenticator', () => {
     });
   });
 
+  // The client a key names is kept (for the failure counts) only when it exists.
   test.each([
-    ['wrong secret', `apk 1.${ADMIN_SECRET}`],
-    ['unknown id', `apk 9.${SECRET}`],
-    ['a client without a key', `apk 3.${SECRET}`],
-  ])('%s: INVALID_API_KEY', async (_what, value) => {
+    ['wrong secret', `apk 1.${ADMIN_SECRET}`, { clientRow: 1 }],
+    ['unknown id', `apk 9.${SECRET}`, {}],
+    ['a client without a key', `apk 3.${SECRET}`, { clientRow: 3 }],
+  ])('%s: INVALID_API_KEY', async (_what, value, named) => {
     const auth = new Authenticator(new ApiKeyVerifier(clients), null);
     expect(await auth.authenticate(header(value), toggles(true, false))).toEqual({
       ok: false,
       code: 'INVALID_API_KEY',
       message: 'The API key is not valid.',
       scheme: 'apk',
+      ...named,
     });
   });
 
