@@ -213,7 +213,8 @@ export class ClientStore {
       name: 'api_clients_touch_last_used',
       text: `UPDATE api_clients SET last_used_at = $2
              WHERE id = ANY($1::bigint[])
-               AND (last_used_at IS NULL OR last_used_at <= $2 - $3 * interval '1 millisecond')`,
+               AND (last_used_at IS NULL
+                    OR last_used_at <= $2::timestamptz - $3::float8 * interval '1 millisecond')`,
       values: [ids, at, minAgeMs],
     });
     return rowCount ?? 0;

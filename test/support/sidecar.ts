@@ -1,4 +1,5 @@
-import { silentLogger } from '../../sidecar/log.js';
+import { type Logger, silentLogger } from '../../sidecar/log.js';
+import type { Clock } from '../../sidecar/oidc/settings.js';
 import { type RunningSidecar, startSidecar } from '../../sidecar/sidecar.js';
 
 export interface TestSidecar extends RunningSidecar {
@@ -10,15 +11,22 @@ export interface TestSidecar extends RunningSidecar {
 /** Starts a real sidecar in-process on a random loopback port against `databaseUrl`. */
 export async function startTestSidecar(
   databaseUrl: string,
-  { bootstrap = true }: { bootstrap?: boolean } = {},
+  {
+    bootstrap = true,
+    clock,
+    log = silentLogger,
+    failureFlushMs,
+  }: { bootstrap?: boolean; clock?: Clock; log?: Logger; failureFlushMs?: number } = {},
 ): Promise<TestSidecar> {
   const printed: string[] = [];
   const sidecar = await startSidecar(
     { databaseUrl, listen: { host: '127.0.0.1', port: 0 } },
     {
-      log: silentLogger,
+      log,
       env: { API_KEY_CREATE: bootstrap ? 'true' : 'false' },
       print: (line) => printed.push(line),
+      ...(clock ? { clock } : {}),
+      ...(failureFlushMs !== undefined ? { failureFlushMs } : {}),
     },
   );
   const line = printed.find((l) => l.startsWith('NEWLY GENERATED API KEY: '));
@@ -26,3 +34,22 @@ export async function startTestSidecar(
 }
 
 export const apk = (key: string) => ({ Authorization: `apk ${key}` });
+
+/** A clock tests move by hand: starts at the real time, never moves by itself. */
+export function movableClock(start: number = Date.now()): Clock & { advance(ms: number): void } {
+  let now = start;
+  return Object.assign(() => now, {
+    advance(ms: number) {
+      now += ms;
+    },
+  });
+}
+
+/** A logger that keeps every line (JSON as the real one writes it) for the test to read. */
+export function capturingLogger(): Logger & { lines: string[] } {
+  const lines: string[] = [];
+  const write = (level: string) => (message: string, fields?: Record<string, unknown>) => {
+    lines.push(JSON.stringify({ level, message, ...fields }));
+  };
+  return { lines, info: write('info'), warn: write('warn'), error: write('error') };
+}
