@@ -16,6 +16,8 @@ const subjects: string[] = [];
 const clients = directoryOf([
   row(5, { apiClientId: 'robot@idp', name: 'robot client', isAdmin: true }),
   row(6, { apiClientId: 'x'.repeat(255) }),
+  row(7, { apiClientId: 'expired@idp', expiresAt: new Date(NOW * 1000) }),
+  row(8, { apiClientId: 'soon@idp', expiresAt: new Date(NOW * 1000 + 100_500) }),
 ]);
 const recordingClients = {
   bySubject: (subject: string) => {
@@ -100,6 +102,31 @@ describe('OidcBearerVerifier', () => {
         await verifier.verify(token, options({ clientIdClaim: 'azp', clientNameClaim: 'name' })),
       ).toMatchObject({ ok: true, identity: { clientName: 'robot client' } });
     }
+  });
+
+  test('a valid token of an expired client: API_CLIENT_EXPIRED, naming the client', async () => {
+    const token = await provider.sign({ sub: 'expired@idp' }, NOW);
+    expect(await verifier.verify(token, options())).toEqual({
+      ok: false,
+      code: 'API_CLIENT_EXPIRED',
+      message: 'The API client has expired.',
+      scheme: 'bearer',
+      jwtError: 'the API client has expired',
+      clientRow: 7,
+    });
+  });
+
+  test('validUntil is the earlier of exp and the client expiry (whole seconds, rounded down)', async () => {
+    const late = await provider.sign({ sub: 'soon@idp', exp: NOW + 600 }, NOW);
+    expect(await verifier.verify(late, options())).toMatchObject({
+      ok: true,
+      validUntil: NOW + 100,
+    });
+    const early = await provider.sign({ sub: 'soon@idp', exp: NOW + 45 }, NOW);
+    expect(await verifier.verify(early, options())).toMatchObject({
+      ok: true,
+      validUntil: NOW + 45,
+    });
   });
 
   test('no client for the subject: UNKNOWN_CLIENT', async () => {
