@@ -53,7 +53,10 @@ export const IDENTITY_FROM_SIDECAR: ReadonlyArray<{
 export const DECISION_FROM_SIDECAR = {
   /** The API client's row id: the unit of invalidation. */
   clientRow: 'X-Gateway-Client-Row',
-  /** Unix time (seconds) after which the decision no longer holds (a token's `exp`). */
+  /**
+   * Unix time (seconds) after which the decision no longer holds: the earliest of a token's
+   * `exp`, the client's `expires_at` and a rotated-out secret's grace end.
+   */
   validUntil: 'X-Gateway-Valid-Until',
 } as const;
 
