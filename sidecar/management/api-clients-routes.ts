@@ -112,7 +112,7 @@ export function apiClientsRouter({
         targetId: id,
         details: done.ok
           ? { changed: Object.keys(req.body as object).sort(), ...describe(done.row) }
-          : { status: done.conflict === 'missing' ? 404 : 409, conflict: done.conflict },
+          : { status: UPDATE_REFUSAL_STATUS[done.conflict], conflict: done.conflict },
       }),
     );
     // Like a delete: this gateway's nginx forgets what it decided about the client before the
@@ -147,6 +147,14 @@ export function apiClientsRouter({
 
   return router;
 }
+
+/** The status each refused update is answered with (sendUpdated), for its audit event. */
+const UPDATE_REFUSAL_STATUS = {
+  missing: 404,
+  name: 409,
+  api_client_id: 409,
+  no_credential: 400,
+} as const;
 
 /** What an audit event says about a client: its public fields, never a key or a hash. */
 function describe(row: ApiClientRow): Record<string, unknown> {

@@ -32,6 +32,7 @@ beforeAll(async () => {
     'svc-doomed',
     'svc-doomed-sql',
     'svc-moved',
+    'svc-expiring',
   ]);
   alphaId = await setup.addClient('svc-alpha', { name: 'Alpha service' });
   await setup.addClient('svc-admin', { isAdmin: true });
@@ -53,6 +54,38 @@ function expectRefused(
   expect(res.headers['x-client-id']).toBeUndefined();
   expect(res.headers['x-client-is-admin']).toBeUndefined();
 }
+
+describe('a client that expires', () => {
+  test('its tokens are kept no longer than its expiry, and refused from it with API_CLIENT_EXPIRED', async () => {
+    const id = await setup.addClient('svc-expiring');
+    const token = await setup.provider.issueToken('svc-expiring');
+    const exp = claimsOf(token).exp as number;
+    // An expiry before the token's exp: nginx must drop the decision at the expiry.
+    const expiresAt = (now() + 5) * 1000 + 700;
+    const put = await http(`${setup.sidecar.url}${CLIENTS}/${id}`, {
+      method: 'PUT',
+      headers: apk(setup.sidecar.adminKey),
+      json: { expires_at: new Date(expiresAt).toISOString() },
+    });
+    expect(put.status, put.text).toBe(200);
+    expect(exp * 1000).toBeGreaterThan(expiresAt);
+    const before = await setup.auth(token);
+    expect(before.status).toBe(204);
+    expect(before.headers['x-gateway-valid-until']).toBe(String(Math.floor(expiresAt / 1000)));
+    // Time passing, written as SQL: the expiry now lies behind.
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    try {
+      await db.query(
+        `UPDATE api_clients SET expires_at = now() - interval '1 second' WHERE id = $1`,
+        [id],
+      );
+    } finally {
+      await db.end();
+    }
+    expectRefused(await setup.auth(token), 'the API client has expired', 'API_CLIENT_EXPIRED');
+  });
+});
 
 describe('a valid token of a matching client', () => {
   test('passes with the identity headers (provider-issued token)', async () => {
