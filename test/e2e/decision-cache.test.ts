@@ -72,6 +72,42 @@ describe('revocation is pushed to every pair', () => {
     await refusedWithin(b, token, 5_000);
   });
 
+  test('a rotation with no grace period on one pair is pushed to the other: the old secret is refused there well before the lifetime', async () => {
+    const { id, token } = await newKey(a);
+    for (const stack of [a, b, a, b]) expect((await call(stack, '/api', token)).status).toBe(200);
+    const rotated = await http(`${a.baseUrl}${CLIENTS}/${id}/rotate`, {
+      method: 'POST',
+      headers: apk(a.adminKey),
+      json: { grace_period_seconds: 0 },
+      tls: { ...(await a.tls()) },
+      connectTo: '127.0.0.1',
+    });
+    expect(rotated.status).toBe(200);
+    expect((await call(a, '/api', token)).status).toBe(401);
+    await refusedWithin(b, token, 5_000);
+    const fresh = (rotated.json as { token: string }).token;
+    expect((await call(b, '/api', fresh)).status).toBe(200);
+  });
+
+  test('an expiry set on one pair binds the decision the other pair cached before: refused there from the expiry on', async () => {
+    const { id, token } = await newKey(a);
+    for (const stack of [a, b, a, b]) expect((await call(stack, '/api', token)).status).toBe(200);
+    const expiresAt = Date.now() + 2_000;
+    const put = await http(`${a.baseUrl}${CLIENTS}/${id}`, {
+      method: 'PUT',
+      headers: apk(a.adminKey),
+      json: { expires_at: new Date(expiresAt).toISOString() },
+      tls: { ...(await a.tls()) },
+      connectTo: '127.0.0.1',
+    });
+    expect(put.status).toBe(200);
+    // B's cached "yes" had no end but its 30 s lifetime; the change is pushed, B asks again and
+    // keeps the new answer no longer than the expiry.
+    const waited = await refusedWithin(b, token, 4_000);
+    expect(Date.now()).toBeGreaterThanOrEqual(expiresAt);
+    expect(waited).toBeLessThan(2_000 + 500);
+  });
+
   test('the LISTEN connection cut: the sidecar drops what it holds, listens again, and pushes are immediate again', async () => {
     const { id, token } = await newKey(a);
     expect((await call(b, '/api', token)).status).toBe(200);
