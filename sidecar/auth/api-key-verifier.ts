@@ -26,11 +26,10 @@ export class ApiKeyVerifier {
     const presented = hashSecret(parsed.secret);
     // Both comparisons always run when both hashes exist: which one matched takes equal time.
     const current = row.keyHash !== null && hashMatches(presented, row.keyHash);
+    // No grace end: the previous hash is never accepted.
+    const graceEnd = row.previousKeyExpiresAt?.getTime() ?? 0;
     const previous =
-      row.previousKeyHash !== null &&
-      hashMatches(presented, row.previousKeyHash) &&
-      row.previousKeyExpiresAt !== null &&
-      row.previousKeyExpiresAt.getTime() > now;
+      row.previousKeyHash !== null && hashMatches(presented, row.previousKeyHash) && graceEnd > now;
     if (!current && !previous) return { ...invalid, clientRow: row.id };
     if (isExpired(row, now)) return expiredRefusal(row.id, 'apk');
     return {
@@ -42,10 +41,7 @@ export class ApiKeyVerifier {
         clientName: row.name,
         isAdmin: row.isAdmin,
       },
-      validUntil: validUntil([
-        row.expiresAt?.getTime(),
-        current ? undefined : row.previousKeyExpiresAt?.getTime(),
-      ]),
+      validUntil: validUntil([row.expiresAt?.getTime(), current ? undefined : graceEnd]),
     };
   }
 }

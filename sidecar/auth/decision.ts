@@ -65,8 +65,6 @@ export function expiredRefusal(clientRow: number, scheme: AuthScheme): AuthFailu
  * kept until then never outlives any of them; undefined when none is given.
  */
 export function validUntil(times: readonly (number | undefined)[]): number | undefined {
-  let earliest: number | undefined;
-  for (const t of times)
-    if (t !== undefined && (earliest === undefined || t < earliest)) earliest = t;
-  return earliest === undefined ? undefined : Math.floor(earliest / 1000);
+  const given = times.filter((t): t is number => t !== undefined);
+  return given.length === 0 ? undefined : Math.floor(Math.min(...given) / 1000);
 }

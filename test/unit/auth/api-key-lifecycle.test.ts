@@ -34,6 +34,15 @@ describe('API keys: expiry and rotation', () => {
       ok: true,
       validUntil: 1_800_000_060,
     });
+    // Any other secret is still refused during the grace period.
+    expect(await verifier(options).verify(`1.${'W'.repeat(43)}`)).toMatchObject({
+      code: 'INVALID_API_KEY',
+    });
+    // A grace period without a previous secret accepts nothing either.
+    const noPrevious = { secret: NEW, previousKeyExpiresAt: at(NOW + 60_000) };
+    expect(await verifier(noPrevious).verify(`1.${OLD}`)).toMatchObject({
+      code: 'INVALID_API_KEY',
+    });
     // The current secret is not bound by the old one's grace.
     expect(await verifier(options).verify(`1.${NEW}`)).toMatchObject({ ok: true });
     const newDecision = await verifier(options).verify(`1.${NEW}`);
