@@ -9,6 +9,11 @@ function isoSql(column: string): string {
   || 'Z"')`;
 }
 
+/** A nullable timestamp: `null` without formatting anything (most rows have none). */
+function orNull(column: string): string {
+  return `CASE WHEN ${column} IS NULL THEN 'null' ELSE ${isoSql(column)} END`;
+}
+
 /**
  * One client as `toRecord` and JSON.stringify write it, byte for byte (a test compares them),
  * previous_key_expires_at null once the grace period is over, as toRecord shows it.
@@ -19,8 +24,8 @@ export const RECORD_JSON_SQL = `'{"id":' || id || ',"api_key_id":' || id
   || ',"api_client_id":' || COALESCE(to_json(api_client_id)::text, 'null')
   || ',"has_api_key":' || (key_hash IS NOT NULL)::text
   || ',"created_at":' || ${isoSql('created_at')}
-  || ',"expires_at":' || COALESCE(${isoSql('expires_at')}, 'null')
-  || ',"last_used_at":' || COALESCE(${isoSql('last_used_at')}, 'null')
+  || ',"expires_at":' || ${orNull('expires_at')}
+  || ',"last_used_at":' || ${orNull('last_used_at')}
   || ',"previous_key_expires_at":' || CASE
        WHEN previous_key_hash IS NOT NULL AND previous_key_expires_at > now()
        THEN ${isoSql('previous_key_expires_at')} ELSE 'null' END

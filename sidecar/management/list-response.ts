@@ -29,7 +29,7 @@ export function listResponse(
     if (cursor) prev = at('before', first ? keyOf(first) : cursor.key);
   }
   return {
-    items: page.rows.map(toRecord),
+    items: page.rows.map((row) => toRecord(row)),
     response_metadata: { total: page.total, next_cursor: next, prev_cursor: prev },
   };
 }

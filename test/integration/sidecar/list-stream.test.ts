@@ -36,12 +36,21 @@ beforeAll(async () => {
   await db.connect();
   try {
     await db.query(
-      `INSERT INTO api_clients (name, is_admin, api_client_id, key_hash, created_at)
+      `INSERT INTO api_clients (name, is_admin, api_client_id, key_hash, created_at,
+         expires_at, last_used_at, previous_key_hash, previous_key_expires_at)
        SELECT CASE WHEN g <= $2 THEN ($1::text[])[g] || ' #' || g ELSE 'row-' || g END,
               g % 7 = 0,
               CASE WHEN g % 3 = 0 THEN 'subject-' || (g % 1000) || '-' || g END,
               CASE WHEN g % 3 <> 0 THEN sha256(g::text::bytea) END,
-              ('2026-11-23 12:34:' || lpad((g % 60)::text, 2, '0') || ($3::text[])[1 + g % $4])::timestamptz
+              ('2026-11-23 12:34:' || lpad((g % 60)::text, 2, '0') || ($3::text[])[1 + g % $4])::timestamptz,
+              -- The lifecycle's times, with the same fractions: set on some rows, null on others;
+              -- a previous key whose grace runs (shown) or has ended (shown as null).
+              CASE WHEN g % 4 = 0 THEN ('2099-01-02 03:04:05' || ($3::text[])[1 + g % $4])::timestamptz END,
+              CASE WHEN g % 5 <> 0 THEN ('2026-11-20 01:02:' || lpad((g % 60)::text, 2, '0') || ($3::text[])[1 + (g + 3) % $4])::timestamptz END,
+              CASE WHEN g % 6 = 1 THEN sha256(('p' || g)::text::bytea) END,
+              CASE WHEN g % 6 = 1 THEN
+                (CASE WHEN g % 12 = 1 THEN '2099-05-06 07:08:09' ELSE '2020-05-06 07:08:09' END
+                 || ($3::text[])[1 + (g + 5) % $4])::timestamptz END
        FROM generate_series(1, $5) AS g`,
       [NAMES, NAMES.length, FRACTIONS, FRACTIONS.length, ROWS],
     );
@@ -82,6 +91,11 @@ describe('GET /v1/management/api-clients without limit (streamed)', () => {
     expect(res.text).toBe(expected);
     // The tricky fractions did reach the body: .029 is 28 ms in node-postgres and here alike.
     expect(res.text).toContain('12:34:');
+    // (Minutes and seconds survive the server's time zone; the hour may not.)
+    expect(res.text).toMatch(/"expires_at":"2099-01-0\dT\d\d:04:05\.\d{3}Z"/);
+    expect(res.text).toMatch(/"previous_key_expires_at":"2099-05-0\dT\d\d:08:09\.\d{3}Z"/);
+    expect(res.text).not.toMatch(/"previous_key_expires_at":"2020/);
+    expect(res.text).toMatch(/"last_used_at":"2026-11-\d\dT\d\d:02:\d\d\.\d{3}Z"/);
   });
 
   test('HEAD answers the headers of the list without a body', async () => {
