@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import { inTransaction, type Queryable } from '../db/queryable.js';
+import type { Queryable } from '../db/queryable.js';
+import { inTransaction } from '../db/transaction.js';
 import { type AuditEventInput, recordAuditEvent } from './audit-log.js';
 
 /** A change's outcome as the stores report it: done, or refused (no such client, a conflict). */
