@@ -124,6 +124,34 @@ describe('a valid token of a matching client', () => {
     expect(res.json).toMatchObject({ api_client_id: 'svc-alpha', has_api_key: false });
   });
 
+  test('an admin by bearer token is the actor of the audit events it causes', async () => {
+    const token = await setup.provider.issueToken('svc-admin');
+    const bearer = {
+      ...nginxOidcHeaders(setup.provider.discoveryUrl),
+      Authorization: `Bearer ${token}`,
+    };
+    const created = await http(`${setup.sidecar.url}${CLIENTS}`, {
+      method: 'POST',
+      headers: bearer,
+      json: { name: `by-bearer-${now()}`, is_admin: false, generate_api_key: true },
+    });
+    expect(created.status, created.text).toBe(201);
+    const id = (created.json as { api_key_id: number }).api_key_id;
+    const events = await http(`${setup.sidecar.url}/v1/management/audit-events?target=${id}`, {
+      headers: bearer,
+    });
+    expect(events.status, events.text).toBe(200);
+    const [event] = (events.json as { items: Record<string, unknown>[] }).items;
+    expect(event).toMatchObject({
+      action: 'api_client.create',
+      outcome: 'success',
+      actor: { name: 'svc-admin', auth_method: 'bearer' },
+    });
+    expect((event!.actor as { api_key_id: number }).api_key_id).toBeGreaterThan(0);
+    // No token in the trail.
+    expect(events.text).not.toContain(token.split('.')[2]!);
+  });
+
   test('the management API refuses a bad token itself, with the same X-jwt-error', async () => {
     const expired = await setup.provider.sign({
       sub: 'svc-admin',
