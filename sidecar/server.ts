@@ -10,6 +10,7 @@ import { asciiJson, INTERNAL_ERROR_BODY } from './errors/api-error.js';
 import type { Logger } from './log.js';
 import { createManagementApp } from './management/app.js';
 import { type DecisionInvalidator, NO_INVALIDATOR } from './revocation/nginx-control.js';
+import { SettingsStore } from './settings/settings-store.js';
 
 export interface SidecarParts {
   /** Authentication's connections (and /healthz). */
@@ -45,6 +46,7 @@ export function createSidecarServer({
     authenticator,
     invalidator,
     log,
+    new SettingsStore(managementPool),
   );
 
   // nginx accepts up to 4 × 8 KB of request headers and forwards them on /auth: accept as

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ErrorDetail } from '../errors/api-error.js';
+import { isJsonObject, issueDetails, NOT_AN_OBJECT, type Validated } from './body-errors.js';
 
 /**
  * Text that may be stored and later passed upstream in a header (percent-encoded): no
@@ -22,19 +22,47 @@ function cleanText(max: number) {
 /** As DCT allows: both texts up to 1024 characters. */
 export const MAX_TEXT = 1024;
 
-const createSchema = z.strictObject({
-  name: cleanText(MAX_TEXT),
-  is_admin: z.boolean({ error: 'must be true or false' }),
-  generate_api_key: z.boolean({ error: 'must be true or false' }),
-  api_client_id: cleanText(MAX_TEXT).nullable().optional(),
-});
+const SUBJECT = 'an API client';
 
-// The same rules as creation; every field optional, but at least one must be sent.
-const updateSchema = z.strictObject({
-  name: cleanText(MAX_TEXT).optional(),
-  is_admin: z.boolean({ error: 'must be true or false' }).optional(),
-  api_client_id: cleanText(MAX_TEXT).nullable().optional(),
-});
+const NAME = 'Unique; no control characters, no surrounding whitespace.';
+const IS_ADMIN = 'May use the management API.';
+const SUBJECT_ID =
+  'The OIDC subject (claim value) that maps a bearer token to this client; null: none.';
+
+/** A creation body (POST); also its description in the OpenAPI document. */
+export const createApiClientSchema = z
+  .strictObject({
+    name: cleanText(MAX_TEXT).meta({ description: NAME }),
+    is_admin: z.boolean({ error: 'must be true or false' }).meta({ description: IS_ADMIN }),
+    generate_api_key: z
+      .boolean({ error: 'must be true or false' })
+      .meta({ description: 'Issue an API key (shown once, in the answer).' }),
+    api_client_id: cleanText(MAX_TEXT)
+      .nullable()
+      .optional()
+      .meta({ description: `${SUBJECT_ID} Required when generate_api_key is false.` }),
+  })
+  .meta({ id: 'ApiClientCreate', description: 'A new API client.' });
+
+/** An update body (PUT): the same rules as creation; any field, at least one. */
+export const updateApiClientSchema = z
+  .strictObject({
+    name: cleanText(MAX_TEXT).optional().meta({ description: NAME }),
+    is_admin: z
+      .boolean({ error: 'must be true or false' })
+      .optional()
+      .meta({ description: IS_ADMIN }),
+    api_client_id: cleanText(MAX_TEXT)
+      .nullable()
+      .optional()
+      .meta({ description: `${SUBJECT_ID} null only for a client with an API key.` }),
+  })
+  .meta({
+    id: 'ApiClientUpdate',
+    // Said here for the document; parseUpdateApiClient checks it (INVALID_BODY).
+    minProperties: 1,
+    description: 'The fields to change; absent ones keep their values. At least one.',
+  });
 
 export interface CreateApiClientInput {
   name: string;
@@ -51,14 +79,14 @@ export interface UpdateApiClientInput {
   apiClientId?: string | null;
 }
 
-export type Validated<T> = { ok: true; value: T } | { ok: false; errors: ErrorDetail[] };
-
 /** Validates a creation body, reporting every problem at once. */
 export function parseCreateApiClient(body: unknown): Validated<CreateApiClientInput> {
-  if (!isObject(body)) return NOT_AN_OBJECT;
-  const result = createSchema.safeParse(body);
+  if (!isJsonObject(body)) return NOT_AN_OBJECT;
+  const result = createApiClientSchema.safeParse(body);
   const raw = body as Record<string, unknown>;
-  const errors = result.success ? [] : result.error.issues.flatMap((i) => toDetails(i, raw));
+  const errors = result.success
+    ? []
+    : result.error.issues.flatMap((i) => issueDetails(i, raw, SUBJECT));
   // Checked beside the schema, not after it, so this error is reported with all others.
   if (
     raw.generate_api_key === false &&
@@ -83,32 +111,13 @@ export function parseCreateApiClient(body: unknown): Validated<CreateApiClientIn
   };
 }
 
-function toDetails(issue: z.core.$ZodIssue, raw: Record<string, unknown>): ErrorDetail[] {
-  if (issue.code === 'unrecognized_keys') {
-    return issue.keys.map((key) => ({
-      code: 'UNKNOWN_FIELD',
-      field: key,
-      message: `${key} is not a field of an API client.`,
-    }));
-  }
-  const field = issue.path.join('.');
-  const missing = issue.path.length === 1 && raw[String(issue.path[0])] === undefined;
-  return [
-    {
-      code: missing ? 'MISSING_FIELD' : 'INVALID_FIELD',
-      field,
-      message: missing ? `${field} is required.` : `${field} ${issue.message}.`,
-    },
-  ];
-}
-
 /** Validates an update body (PUT): any of name, is_admin, api_client_id; every problem at once. */
 export function parseUpdateApiClient(body: unknown): Validated<UpdateApiClientInput> {
-  if (!isObject(body)) return NOT_AN_OBJECT;
-  const result = updateSchema.safeParse(body);
+  if (!isJsonObject(body)) return NOT_AN_OBJECT;
+  const result = updateApiClientSchema.safeParse(body);
   const raw = body as Record<string, unknown>;
   if (!result.success) {
-    return { ok: false, errors: result.error.issues.flatMap((i) => toDetails(i, raw)) };
+    return { ok: false, errors: result.error.issues.flatMap((i) => issueDetails(i, raw, SUBJECT)) };
   }
   const v = result.data;
   if (v.name === undefined && v.is_admin === undefined && v.api_client_id === undefined) {
@@ -131,12 +140,3 @@ export function parseUpdateApiClient(body: unknown): Validated<UpdateApiClientIn
     },
   };
 }
-
-function isObject(body: unknown): body is Record<string, unknown> {
-  return typeof body === 'object' && body !== null && !Array.isArray(body);
-}
-
-const NOT_AN_OBJECT = {
-  ok: false as const,
-  errors: [{ code: 'INVALID_BODY', message: 'The request body must be a JSON object.' }],
-};

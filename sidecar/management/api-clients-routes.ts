@@ -1,5 +1,4 @@
 import { type Response, Router } from 'express';
-import type { Authenticator } from '../auth/authenticator.js';
 import { toRecord } from '../clients/api-client.js';
 import { keyOf, sortField } from '../clients/client-order.js';
 import type { ClientStore, UpdateOutcome } from '../clients/client-store.js';
@@ -8,31 +7,24 @@ import { formatApiKey, generateSecret } from '../keys/api-key.js';
 import type { Logger } from '../log.js';
 import type { DecisionInvalidator } from '../revocation/nginx-control.js';
 import { parseCreateApiClient, parseUpdateApiClient } from './api-client-input.js';
-import { jsonBody } from './json-body.js';
+import { API_CLIENT_OPERATIONS as OPS } from './api-clients-operations.js';
 import { parseListQuery } from './list-query.js';
 import { listResponse } from './list-response.js';
 import { streamList } from './list-stream.js';
-import { allowOnly } from './method-guard.js';
 import { parseId } from './numeric-id.js';
-import { requireAdmin } from './require-admin.js';
-
-export const API_CLIENTS_PATH = '/v1/management/api-clients';
+import { closePaths, mount } from './openapi/route-table.js';
 
 const NAME_TAKEN = 'An API client with this name already exists.';
 const SUBJECT_TAKEN = 'An API client with this api_client_id already exists.';
 
-/** POST, GET, PUT and DELETE of API clients; admin credential required for all of them. */
+/** POST, GET, PUT and DELETE of API clients; the admin check (app.ts) runs before. */
 export function apiClientsRouter(
   store: ClientStore,
-  authenticator: Authenticator,
   invalidator: DecisionInvalidator,
   log: Logger,
 ): Router {
   const router = Router({ strict: false });
-  // Everything under /v1/management needs an admin, even paths that do not exist.
-  router.use('/v1/management', requireAdmin(authenticator));
-
-  router.post(API_CLIENTS_PATH, jsonBody, async (req, res) => {
+  mount(router, OPS.create, async (req, res) => {
     const input = parseCreateApiClient(req.body);
     if (!input.ok) throw new ValidationError(input.errors);
     const { name, isAdmin, generateApiKey, apiClientId } = input.value;
@@ -52,7 +44,7 @@ export function apiClientsRouter(
       .json(key ? { ...ids, token: formatApiKey(id, key.secret) } : ids);
   });
 
-  router.get(API_CLIENTS_PATH, async (req, res) => {
+  mount(router, OPS.list, async (req, res) => {
     const query = parseListQuery(req.query as Record<string, unknown>);
     if (!query.ok) throw new ValidationError(query.errors);
     const { sort, limit, cursor } = query.value;
@@ -74,16 +66,15 @@ export function apiClientsRouter(
     const field = sortField(sort);
     res.json(listResponse(page, sort, cursor, (row) => keyOf(row, field)));
   });
-  router.all(API_CLIENTS_PATH, allowOnly(['GET', 'HEAD', 'POST']));
 
-  router.get(`${API_CLIENTS_PATH}/:id`, async (req, res) => {
+  mount(router, OPS.get, async (req, res) => {
     const row = await store.get(idParam(req.params.id));
     if (!row) throw new NotFoundError('No API client has this id.');
     res.json(toRecord(row));
   });
 
-  router.put(`${API_CLIENTS_PATH}/:id`, jsonBody, async (req, res) => {
-    const id = idParam(req.params.id as string);
+  mount(router, OPS.update, async (req, res) => {
+    const id = idParam(req.params.id);
     const input = parseUpdateApiClient(req.body);
     if (!input.ok) throw new ValidationError(input.errors);
     const outcome = await store.update(id, input.value);
@@ -93,7 +84,7 @@ export function apiClientsRouter(
     sendUpdated(res, outcome);
   });
 
-  router.delete(`${API_CLIENTS_PATH}/:id`, async (req, res) => {
+  mount(router, OPS.delete, async (req, res) => {
     const row = await store.delete(idParam(req.params.id));
     if (!row) throw new NotFoundError('No API client has this id.');
     // Before answering: once the caller sees the answer, this gateway refuses the key. Other
@@ -101,7 +92,7 @@ export function apiClientsRouter(
     await invalidator.clients([row.id]);
     res.json(toRecord(row));
   });
-  router.all(`${API_CLIENTS_PATH}/:id`, allowOnly(['GET', 'HEAD', 'PUT', 'DELETE']));
+  closePaths(router, Object.values(OPS));
 
   return router;
 }
@@ -129,8 +120,8 @@ function sendUpdated(res: Response, outcome: UpdateOutcome): void {
   }
 }
 
-function idParam(text: string | undefined): number {
-  const id = parseId(text ?? '');
+function idParam(text: unknown): number {
+  const id = typeof text === 'string' ? parseId(text) : null;
   if (id === null) {
     throw new ValidationError([
       { code: 'INVALID_ID', field: 'id', message: 'The id must be a positive integer.' },

@@ -372,7 +372,15 @@ describe('management HTTP', () => {
       new ApiKeyVerifier(directoryOf([row(1, { secret: ADMIN, isAdmin: true })])),
       null,
     );
-    const app = createManagementApp(store.asStore(), authenticator, NO_INVALIDATOR, silentLogger);
+    let settings = { bootstrapLocked: false };
+    const app = createManagementApp(store.asStore(), authenticator, NO_INVALIDATOR, silentLogger, {
+      read: async () => settings,
+      update: async (next) => {
+        const change = { before: settings, after: next };
+        settings = next;
+        return change;
+      },
+    });
     server = await serve(app);
   });
   afterAll(() => server.close());
