@@ -65,7 +65,7 @@ export class DocumentedResponses {
     if (!/^application\/json(;|$)/.test(type)) {
       throw new Error(`${method} ${path} ${res.status}: Content-Type ${type}, JSON documented`);
     }
-    const ref = `openapi.json#/${[...responsePointer, 'content', 'application/json', 'schema'].map(escape).join('/')}`;
+    const ref = `openapi.json#/${[...responsePointer, 'content', 'application/json', 'schema'].map(pointerSegment).join('/')}`;
     const validate = this.ajv.getSchema(ref) ?? this.ajv.compile({ $ref: ref });
     if (!validate(res.json)) {
       throw new Error(
@@ -82,6 +82,6 @@ export class DocumentedResponses {
 }
 
 /** A JSON Pointer segment (RFC 6901). */
-function escape(segment: string): string {
+function pointerSegment(segment: string): string {
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
