@@ -24,6 +24,8 @@ export class SettingsStore implements SettingsRepository {
   /** Writes `next` and runs `onChange` in one transaction; the row lock orders concurrent PUTs. */
   async update(next: Settings, onChange?: SettingsChangeHook): Promise<SettingsChange> {
     const tx = await this.pool.connect();
+    // A connection whose ROLLBACK failed is broken: it is discarded, not reused.
+    let broken: Error | undefined;
     try {
       await tx.query('BEGIN');
       const before = await tx.query<DbRow>(
@@ -39,10 +41,12 @@ export class SettingsStore implements SettingsRepository {
       await tx.query('COMMIT');
       return change;
     } catch (err) {
-      await tx.query('ROLLBACK').catch(() => undefined);
+      await tx.query('ROLLBACK').catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
       throw err;
     } finally {
-      tx.release();
+      tx.release(broken);
     }
   }
 }

@@ -32,7 +32,10 @@ export interface Operation {
   /** A JSON request body (Content-Type: application/json, at most 64 KiB). */
   body?: z.ZodType;
   success: Record<number, SuccessResponse>;
-  /** Every error status the route itself can answer (401, 403 and 503 come with every route). */
+  /**
+   * The error statuses the route itself answers; 401, 403 and 503 (the admin check) come with
+   * every route, and 400, 413 and 415 with every body, without being listed.
+   */
   errors: ErrorStatus[];
 }
 
