@@ -13,6 +13,7 @@ import type { Logger } from './log.js';
 import { createManagementApp } from './management/app.js';
 import type { Clock } from './oidc/settings.js';
 import { type DecisionInvalidator, NO_INVALIDATOR } from './revocation/nginx-control.js';
+import { SettingsStore } from './settings/settings-store.js';
 
 export interface SidecarParts {
   /** Authentication's connections (and /healthz). */
@@ -57,6 +58,7 @@ export function createSidecarServer({
     log,
     changes: new TransactionalChanges(managementPool),
     auditDb: managementPool,
+    settings: new SettingsStore(managementPool),
     clock,
   });
 

@@ -13,6 +13,7 @@ import { OidcBearerVerifier } from './oidc/verifier.js';
 import { ChangeListener } from './revocation/change-listener.js';
 import { NginxControl, NO_INVALIDATOR } from './revocation/nginx-control.js';
 import { createSidecarServer } from './server.js';
+import { SettingsStore } from './settings/settings-store.js';
 
 export interface RunningSidecar {
   /** `http://host:port`, or `unix:/path` for a socket. */
@@ -48,7 +49,13 @@ export async function startSidecar(
   // Management gets its own, smaller pool: /auth never queues for a connection behind it.
   const managementPool = createPool(config.databaseUrl, log, { max: 4 });
   await retry(() => migrate(pool, log), log);
-  await createBootstrapKeyIfAsked(env, new ClientStore(pool), print, clock);
+  await createBootstrapKeyIfAsked(env, {
+    store: new ClientStore(pool),
+    settings: new SettingsStore(pool),
+    log,
+    print,
+    clock,
+  });
   const invalidator = config.controlSocket
     ? new NginxControl(config.controlSocket, log)
     : NO_INVALIDATOR;

@@ -1,5 +1,5 @@
 import type { ErrorDetail } from '../errors/api-error.js';
-import type { Validated } from '../management/api-client-input.js';
+import type { Validated } from '../management/body-errors.js';
 import { parseId } from '../management/numeric-id.js';
 import { AUDIT_ACTIONS, type AuditAction } from './audit-log.js';
 import { decodePosition } from './position-cursor.js';

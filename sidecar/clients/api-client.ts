@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /** An API client as stored; `keyHash` and `previousKeyHash` never leave the sidecar. */
 export interface ApiClientRow {
   id: number;
@@ -15,23 +17,38 @@ export interface ApiClientRow {
   previousKeyExpiresAt: Date | null;
 }
 
+const clientId = z.int().min(1).max(Number.MAX_SAFE_INTEGER);
+
 /**
  * The public record returned by the management routes: never a secret or a hash. `id` is what
- * DCT's SDKs read; `api_key_id`, the seed's name for the same number, stays.
+ * DCT's SDKs read; `api_key_id`, the seed's name for the same number, stays. The schema is the
+ * record's type and its description in the OpenAPI document.
  */
-export interface ApiClientRecord {
-  id: number;
-  api_key_id: number;
-  name: string;
-  is_admin: boolean;
-  api_client_id: string | null;
-  has_api_key: boolean;
-  created_at: string;
-  expires_at: string | null;
-  last_used_at: string | null;
-  /** Set while a rotated-out secret is still accepted, else null. */
-  previous_key_expires_at: string | null;
-}
+export const apiClientRecordSchema = z
+  .strictObject({
+    id: clientId.meta({ description: 'The client id (the `<id>` of its API key).' }),
+    api_key_id: clientId.meta({ description: "The same number as `id` (the seed's name)." }),
+    name: z.string().meta({ description: 'Unique name.' }),
+    is_admin: z.boolean().meta({ description: 'May use the management API.' }),
+    api_client_id: z
+      .string()
+      .nullable()
+      .meta({ description: 'The OIDC subject (claim value) of this client, if any.' }),
+    has_api_key: z.boolean().meta({ description: 'Whether the client has an API key.' }),
+    created_at: z.iso.datetime().meta({ description: 'When the client was created (UTC).' }),
+    expires_at: z.iso.datetime().nullable().meta({
+      description: 'From then on the client is refused (`API_CLIENT_EXPIRED`); null: never.',
+    }),
+    last_used_at: z.iso.datetime().nullable().meta({
+      description: 'When the client last authenticated (written at most once a minute).',
+    }),
+    previous_key_expires_at: z.iso.datetime().nullable().meta({
+      description: 'Set while a rotated-out secret is still accepted, else null.',
+    }),
+  })
+  .meta({ id: 'ApiClient', description: 'An API client; never a secret or a hash.' });
+
+export type ApiClientRecord = z.infer<typeof apiClientRecordSchema>;
 
 /** The record of `row` as seen at `now` (ms): a grace period that has ended shows as null. */
 export function toRecord(row: ApiClientRow, now: number = Date.now()): ApiClientRecord {

@@ -155,6 +155,14 @@ export class ClientStore {
     }
   }
 
+  /** How many admin clients exist (the bootstrap lock holds only while there is one). */
+  async countAdmins(): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM api_clients WHERE is_admin',
+    );
+    return rows[0]!.n;
+  }
+
   async get(id: number): Promise<ApiClientRow | null> {
     const { rows } = await this.pool.query<DbRow>(
       `SELECT ${COLUMNS} FROM api_clients WHERE id = $1`,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ErrorDetail } from '../errors/api-error.js';
+import { isJsonObject, issueDetails, NOT_AN_OBJECT, type Validated } from './body-errors.js';
 
 /**
  * Text that may be stored and later passed upstream in a header (percent-encoded): no
@@ -28,21 +29,52 @@ const expiresAt = z.iso
   .nullable()
   .optional();
 
-const createSchema = z.strictObject({
-  name: cleanText(MAX_TEXT),
-  is_admin: z.boolean({ error: 'must be true or false' }),
-  generate_api_key: z.boolean({ error: 'must be true or false' }),
-  api_client_id: cleanText(MAX_TEXT).nullable().optional(),
-  expires_at: expiresAt,
-});
+const EXPIRES_AT =
+  'From then on the client is refused (API_CLIENT_EXPIRED): a future RFC 3339 time with an offset; null: never.';
 
-// The same rules as creation; every field optional, but at least one must be sent.
-const updateSchema = z.strictObject({
-  name: cleanText(MAX_TEXT).optional(),
-  is_admin: z.boolean({ error: 'must be true or false' }).optional(),
-  api_client_id: cleanText(MAX_TEXT).nullable().optional(),
-  expires_at: expiresAt,
-});
+const SUBJECT = 'an API client';
+
+const NAME = 'Unique; no control characters, no surrounding whitespace.';
+const IS_ADMIN = 'May use the management API.';
+const SUBJECT_ID =
+  'The OIDC subject (claim value) that maps a bearer token to this client; null: none.';
+
+/** A creation body (POST); also its description in the OpenAPI document. */
+export const createApiClientSchema = z
+  .strictObject({
+    name: cleanText(MAX_TEXT).meta({ description: NAME }),
+    is_admin: z.boolean({ error: 'must be true or false' }).meta({ description: IS_ADMIN }),
+    generate_api_key: z
+      .boolean({ error: 'must be true or false' })
+      .meta({ description: 'Issue an API key (shown once, in the answer).' }),
+    api_client_id: cleanText(MAX_TEXT)
+      .nullable()
+      .optional()
+      .meta({ description: `${SUBJECT_ID} Required when generate_api_key is false.` }),
+    expires_at: expiresAt.meta({ description: EXPIRES_AT }),
+  })
+  .meta({ id: 'ApiClientCreate', description: 'A new API client.' });
+
+/** An update body (PUT): the same rules as creation; any field, at least one. */
+export const updateApiClientSchema = z
+  .strictObject({
+    name: cleanText(MAX_TEXT).optional().meta({ description: NAME }),
+    is_admin: z
+      .boolean({ error: 'must be true or false' })
+      .optional()
+      .meta({ description: IS_ADMIN }),
+    api_client_id: cleanText(MAX_TEXT)
+      .nullable()
+      .optional()
+      .meta({ description: `${SUBJECT_ID} null only for a client with an API key.` }),
+    expires_at: expiresAt.meta({ description: EXPIRES_AT }),
+  })
+  .meta({
+    id: 'ApiClientUpdate',
+    // Said here for the document; parseUpdateApiClient checks it (INVALID_BODY).
+    minProperties: 1,
+    description: 'The fields to change; absent ones keep their values. At least one.',
+  });
 
 /**
  * An expiry must lie ahead of `now`: one in the past would create a client refused at once,
@@ -79,17 +111,17 @@ export interface UpdateApiClientInput {
   expiresAt?: Date | null;
 }
 
-export type Validated<T> = { ok: true; value: T } | { ok: false; errors: ErrorDetail[] };
-
 /** Validates a creation body at `now` (ms), reporting every problem at once. */
 export function parseCreateApiClient(
   body: unknown,
   now: number = Date.now(),
 ): Validated<CreateApiClientInput> {
-  if (!isObject(body)) return NOT_AN_OBJECT;
-  const result = createSchema.safeParse(body);
+  if (!isJsonObject(body)) return NOT_AN_OBJECT;
+  const result = createApiClientSchema.safeParse(body);
   const raw = body as Record<string, unknown>;
-  const errors = result.success ? [] : result.error.issues.flatMap((i) => toDetails(i, raw));
+  const errors = result.success
+    ? []
+    : result.error.issues.flatMap((i) => issueDetails(i, raw, SUBJECT));
   errors.push(...expiryInThePast(raw, now));
   // Checked beside the schema, not after it, so this error is reported with all others.
   if (
@@ -116,25 +148,6 @@ export function parseCreateApiClient(
   };
 }
 
-function toDetails(issue: z.core.$ZodIssue, raw: Record<string, unknown>): ErrorDetail[] {
-  if (issue.code === 'unrecognized_keys') {
-    return issue.keys.map((key) => ({
-      code: 'UNKNOWN_FIELD',
-      field: key,
-      message: `${key} is not a field of an API client.`,
-    }));
-  }
-  const field = issue.path.join('.');
-  const missing = issue.path.length === 1 && raw[String(issue.path[0])] === undefined;
-  return [
-    {
-      code: missing ? 'MISSING_FIELD' : 'INVALID_FIELD',
-      field,
-      message: missing ? `${field} is required.` : `${field} ${issue.message}.`,
-    },
-  ];
-}
-
 /**
  * Validates an update body (PUT) at `now` (ms): any of name, is_admin, api_client_id,
  * expires_at; every problem at once.
@@ -143,10 +156,12 @@ export function parseUpdateApiClient(
   body: unknown,
   now: number = Date.now(),
 ): Validated<UpdateApiClientInput> {
-  if (!isObject(body)) return NOT_AN_OBJECT;
-  const result = updateSchema.safeParse(body);
+  if (!isJsonObject(body)) return NOT_AN_OBJECT;
+  const result = updateApiClientSchema.safeParse(body);
   const raw = body as Record<string, unknown>;
-  const errors = result.success ? [] : result.error.issues.flatMap((i) => toDetails(i, raw));
+  const errors = result.success
+    ? []
+    : result.error.issues.flatMap((i) => issueDetails(i, raw, SUBJECT));
   errors.push(...expiryInThePast(raw, now));
   if (!result.success || errors.length > 0) return { ok: false, errors };
   const v = result.data;
@@ -176,12 +191,3 @@ export function parseUpdateApiClient(
     },
   };
 }
-
-function isObject(body: unknown): body is Record<string, unknown> {
-  return typeof body === 'object' && body !== null && !Array.isArray(body);
-}
-
-const NOT_AN_OBJECT = {
-  ok: false as const,
-  errors: [{ code: 'INVALID_BODY', message: 'The request body must be a JSON object.' }],
-};

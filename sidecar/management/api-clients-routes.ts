@@ -6,37 +6,25 @@ import type { UpdateOutcome } from '../clients/client-store.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/api-error.js';
 import { formatApiKey, generateSecret } from '../keys/api-key.js';
 import { parseCreateApiClient, parseUpdateApiClient } from './api-client-input.js';
+import { API_CLIENT_OPERATIONS as OPS } from './api-clients-operations.js';
 import type { ManagementParts } from './app.js';
-import { jsonBody } from './json-body.js';
 import { parseListQuery } from './list-query.js';
 import { listResponse } from './list-response.js';
 import { streamList } from './list-stream.js';
-import { allowOnly } from './method-guard.js';
 import { parseId } from './numeric-id.js';
-import { requireAdmin } from './require-admin.js';
-
-export const API_CLIENTS_PATH = '/v1/management/api-clients';
+import { closePaths, mount } from './openapi/route-table.js';
 
 const NAME_TAKEN = 'An API client with this name already exists.';
 const SUBJECT_TAKEN = 'An API client with this api_client_id already exists.';
 
 /**
- * POST, GET, PUT and DELETE of API clients; admin credential required for all of them. Each
- * change commits with its audit event; a refused one (404, 409) is audited as a failure.
+ * POST, GET, PUT and DELETE of API clients; the admin check (app.ts) runs before. Each change
+ * commits with its audit event; a refused one (404, 409) is audited as a failure.
  */
-export function apiClientsRouter({
-  store,
-  authenticator,
-  invalidator,
-  log,
-  changes,
-  clock = Date.now,
-}: ManagementParts): Router {
+export function apiClientsRouter(parts: ManagementParts): Router {
+  const { store, invalidator, log, changes, clock = Date.now } = parts;
   const router = Router({ strict: false });
-  // Everything under /v1/management needs an admin, even paths that do not exist.
-  router.use('/v1/management', requireAdmin(authenticator));
-
-  router.post(API_CLIENTS_PATH, jsonBody, async (req, res) => {
+  mount(router, OPS.create, async (req, res) => {
     const input = parseCreateApiClient(req.body, clock());
     if (!input.ok) throw new ValidationError(input.errors);
     const { name, isAdmin, generateApiKey, apiClientId, expiresAt } = input.value;
@@ -68,7 +56,7 @@ export function apiClientsRouter({
       .json(key ? { ...ids, token: formatApiKey(id, key.secret) } : ids);
   });
 
-  router.get(API_CLIENTS_PATH, async (req, res) => {
+  mount(router, OPS.list, async (req, res) => {
     const query = parseListQuery(req.query as Record<string, unknown>);
     if (!query.ok) throw new ValidationError(query.errors);
     const { sort, limit, cursor } = query.value;
@@ -90,16 +78,15 @@ export function apiClientsRouter({
     const field = sortField(sort);
     res.json(listResponse(page, sort, cursor, (row) => keyOf(row, field)));
   });
-  router.all(API_CLIENTS_PATH, allowOnly(['GET', 'HEAD', 'POST']));
 
-  router.get(`${API_CLIENTS_PATH}/:id`, async (req, res) => {
+  mount(router, OPS.get, async (req, res) => {
     const row = await store.get(idParam(req.params.id));
     if (!row) throw new NotFoundError('No API client has this id.');
     res.json(toRecord(row, clock()));
   });
 
-  router.put(`${API_CLIENTS_PATH}/:id`, jsonBody, async (req, res) => {
-    const id = idParam(req.params.id as string);
+  mount(router, OPS.update, async (req, res) => {
+    const id = idParam(req.params.id);
     const input = parseUpdateApiClient(req.body, clock());
     if (!input.ok) throw new ValidationError(input.errors);
     const context = requestContext(req, res);
@@ -121,7 +108,7 @@ export function apiClientsRouter({
     sendUpdated(res, outcome, clock());
   });
 
-  router.delete(`${API_CLIENTS_PATH}/:id`, async (req, res) => {
+  mount(router, OPS.delete, async (req, res) => {
     const id = idParam(req.params.id);
     const context = requestContext(req, res);
     const deleted = await changes.run(
@@ -143,7 +130,8 @@ export function apiClientsRouter({
     await invalidator.clients([deleted.row.id]);
     res.json(toRecord(deleted.row, clock()));
   });
-  router.all(`${API_CLIENTS_PATH}/:id`, allowOnly(['GET', 'HEAD', 'PUT', 'DELETE']));
+
+  closePaths(router, Object.values(OPS));
 
   return router;
 }
@@ -191,8 +179,8 @@ function sendUpdated(res: Response, outcome: UpdateOutcome, now: number): void {
 }
 
 /** The id in the path, or a 400. */
-export function idParam(text: string | undefined): number {
-  const id = parseId(text ?? '');
+export function idParam(text: unknown): number {
+  const id = typeof text === 'string' ? parseId(text) : null;
   if (id === null) {
     throw new ValidationError([
       { code: 'INVALID_ID', field: 'id', message: 'The id must be a positive integer.' },

@@ -9,8 +9,12 @@ import { errorMiddleware } from '../errors/error-middleware.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../oidc/settings.js';
 import type { DecisionInvalidator } from '../revocation/nginx-control.js';
+import type { SettingsRepository } from '../settings/settings.js';
 import { apiClientsRouter } from './api-clients-routes.js';
+import { openApiRouter } from './openapi/openapi-routes.js';
+import { requireAdmin } from './require-admin.js';
 import { rotateRouter } from './rotate-route.js';
+import { NO_SETTINGS_AUDIT, settingsRouter } from './settings-routes.js';
 
 /** What the management routes work with. */
 export interface ManagementParts {
@@ -22,6 +26,8 @@ export interface ManagementParts {
   changes: AuditedChanges;
   /** Where the audit trail and the failure counts are read (management's pool). */
   auditDb: Queryable;
+  /** The gateway-wide settings (the bootstrap lock); a change commits with its audit event. */
+  settings: SettingsRepository;
   /** Time for expiry checks and grace periods; tests move it. */
   clock?: Clock;
 }
@@ -31,9 +37,14 @@ export function createManagementApp(parts: ManagementParts): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Everything under /v1/management needs an admin, even paths that do not exist, and the
+  // OpenAPI document too (decision 20261123-openapi-document).
+  app.use('/v1/management', requireAdmin(parts.authenticator));
   app.use(apiClientsRouter(parts));
   app.use(rotateRouter(parts));
   app.use(auditRouter(parts.auditDb));
+  app.use(settingsRouter(parts.settings, NO_SETTINGS_AUDIT));
+  app.use(openApiRouter());
   app.use(() => {
     throw new NotFoundError();
   });

@@ -1,6 +1,7 @@
+import { z } from 'zod';
 import { SORTS, type Sort } from '../clients/client-order.js';
 import type { ErrorDetail } from '../errors/api-error.js';
-import type { Validated } from './api-client-input.js';
+import type { Validated } from './body-errors.js';
 import { parseId } from './numeric-id.js';
 import { decodeCursor, type PageCursor } from './page-cursor.js';
 
@@ -11,7 +12,28 @@ export interface ListQuery {
   cursor: PageCursor | null;
 }
 
-const KNOWN = new Set(['limit', 'cursor', 'sort']);
+/**
+ * The list's query parameters as the document gives them. A query arrives as text: `limit` is
+ * read as a canonical decimal (parseId) and then checked against this schema's range.
+ */
+export const listQuerySchema = z.strictObject({
+  limit: z
+    .int()
+    .min(1)
+    .max(1000)
+    .optional()
+    .meta({ description: 'Page size, 1 to 1000. Absent: every client from the cursor on.' }),
+  sort: z
+    .enum(SORTS)
+    .optional()
+    .meta({ description: "Order; `-` descends. Default `id`, or the cursor's order." }),
+  cursor: z.string().optional().meta({
+    description: 'Opaque: `next_cursor` or `prev_cursor` of a previous page.',
+  }),
+});
+
+const FIELDS = listQuerySchema.shape;
+const KNOWN = new Set(Object.keys(FIELDS));
 
 /**
  * `sort` (id, -id, name, -name, api_client_id, -api_client_id; default id), `limit` (1 to
@@ -32,7 +54,7 @@ export function parseListQuery(query: Record<string, unknown>): Validated<ListQu
   let limit: number | null = null;
   if (query.limit !== undefined) {
     const n = typeof query.limit === 'string' ? parseId(query.limit) : null;
-    if (n === null || n > 1000) {
+    if (n === null || !FIELDS.limit.safeParse(n).success) {
       errors.push({
         code: 'INVALID_FIELD',
         field: 'limit',
@@ -42,7 +64,7 @@ export function parseListQuery(query: Record<string, unknown>): Validated<ListQu
   }
   let sort: Sort | undefined;
   if (query.sort !== undefined) {
-    if (typeof query.sort === 'string' && SORTS.includes(query.sort as Sort)) {
+    if (FIELDS.sort.safeParse(query.sort).success) {
       sort = query.sort as Sort;
     } else {
       errors.push({

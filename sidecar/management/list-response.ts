@@ -1,7 +1,22 @@
-import { type ApiClientRow, toRecord } from '../clients/api-client.js';
+import { z } from 'zod';
+import { type ApiClientRow, apiClientRecordSchema, toRecord } from '../clients/api-client.js';
 import type { Sort, SortKey } from '../clients/client-order.js';
 import type { Page } from '../clients/client-store.js';
 import { encodeCursor, type PageCursor } from './page-cursor.js';
+
+const cursorText = z.string().nullable();
+
+/** The listing body (paged or streamed) as a schema, for the OpenAPI document and tests. */
+export const apiClientListSchema = z
+  .strictObject({
+    items: z.array(apiClientRecordSchema),
+    response_metadata: z.strictObject({
+      total: z.int().min(0).meta({ description: 'How many clients the listing holds.' }),
+      next_cursor: cursorText.meta({ description: "The next page's `cursor`, or null." }),
+      prev_cursor: cursorText.meta({ description: "The previous page's `cursor`, or null." }),
+    }),
+  })
+  .meta({ id: 'ApiClientList', description: "A page of API clients, in the listing's order." });
 
 /**
  * The listing body, as DCT shapes it: `items` and `response_metadata` with `total`,
@@ -14,7 +29,7 @@ export function listResponse(
   sort: Sort,
   cursor: PageCursor | null,
   keyOf: (row: ApiClientRow) => SortKey,
-) {
+): z.infer<typeof apiClientListSchema> {
   const first = page.rows[0];
   const last = page.rows[page.rows.length - 1];
   const at = (direction: 'after' | 'before', key: SortKey) =>

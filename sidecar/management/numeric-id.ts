@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 const ID_PATTERN = /^[1-9][0-9]{0,15}$/;
 
 /** A positive integer in canonical form (no sign, no leading zero) below 2^53. */
@@ -6,3 +8,12 @@ export function parseId(text: string): number | null {
   const id = Number(text);
   return Number.isSafeInteger(id) ? id : null;
 }
+
+/** The `{id}` path parameter of a client, as the document gives it (read with parseId). */
+export const clientIdParams = z.strictObject({
+  id: z
+    .int()
+    .min(1)
+    .max(Number.MAX_SAFE_INTEGER)
+    .meta({ description: 'The client id (`api_key_id`).' }),
+});

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { EngineClient } from '../../engine/client/index.js';
 import { type HttpOptions, http } from '../support/http.js';
 import { CLIENTS, uniqueName } from '../support/management.js';
+
 import { opensslCertificate } from '../support/openssl.js';
 import { expectRevokedWithinBound } from '../support/revocation.js';
 import { apk } from '../support/sidecar.js';
@@ -13,6 +14,8 @@ import type { Stack } from '../support/stack.js';
 import { handshake } from '../support/tls.js';
 
 const WHOAMI = '/resources/json/service/whoami';
+const OPENAPI = '/v1/management/openapi.json';
+const SETTINGS = '/v1/management/settings';
 
 /**
  * The black-box suite every way of running the gateway must pass (native processes,
@@ -102,6 +105,22 @@ export function gatewaySuite(start: () => Promise<Stack>): void {
       const app = await call('/api', { headers: apk(token) });
       expect(app.status).toBe(200);
       expect(app.text).toContain('/resources/json/service/session');
+    });
+
+    test('the OpenAPI document: an admin gets it through the gateway, nobody else does', async () => {
+      const doc = await call(OPENAPI, { headers: apk(stack.adminKey) });
+      expect(doc.status).toBe(200);
+      expect(doc.json).toMatchObject({
+        openapi: '3.1.0',
+        paths: { [CLIENTS]: expect.any(Object) },
+      });
+      expect((await call(OPENAPI)).status).toBe(401);
+      const { token } = await create({
+        name: uniqueName('reader'),
+        is_admin: false,
+        generate_api_key: true,
+      });
+      expect((await call(OPENAPI, { headers: apk(token) })).status).toBe(403);
     });
 
     test('a deleted key is refused within the revocation bound, caches warm', async () => {
@@ -325,6 +344,43 @@ export function gatewaySuite(start: () => Promise<Stack>): void {
       expect((await call(CLIENTS, { headers: apk(admin.token) })).status).toBe(200);
       const after = (await stack.logs('gateway')).match(/NEWLY GENERATED API KEY: \S+/g) ?? [];
       expect(after.length).toBe(before);
+    }, 120_000);
+
+    test('the bootstrap lock: locked, a restart with API_KEY_CREATE=true mints nothing and logs why; unlocked, it mints', async () => {
+      // Distinct keys: the native runner's log may show a key line more than once.
+      const keyLines = async () => [
+        ...new Set((await stack.logs('gateway')).match(/NEWLY GENERATED API KEY: \S+/g) ?? []),
+      ];
+      const lock = async (locked: boolean) => {
+        const res = await call(SETTINGS, {
+          method: 'PUT',
+          headers: apk(stack.adminKey),
+          json: { bootstrap_locked: locked },
+        });
+        expect(res.status, res.text).toBe(200);
+        expect(res.json).toEqual({ bootstrap_locked: locked });
+      };
+      await lock(true);
+      const before = (await keyLines()).length;
+      const refusals = () =>
+        stack
+          .logs('gateway')
+          .then(
+            (log) => log.match(/the bootstrap lock is on and an admin client exists/g)?.length ?? 0,
+          );
+      const refusedBefore = await refusals();
+      await stack.restart({ API_KEY_CREATE: 'true' });
+      expect((await keyLines()).length).toBe(before);
+      expect(await refusals()).toBe(refusedBefore + 1);
+      // The lock survived the restart; an admin key unlocks it, and the next start mints again.
+      const read = await call(SETTINGS, { headers: apk(stack.adminKey) });
+      expect(read.json).toEqual({ bootstrap_locked: true });
+      await lock(false);
+      await stack.restart({ API_KEY_CREATE: 'true' });
+      const after = await keyLines();
+      expect(after.length).toBe(before + 1);
+      const minted = after[after.length - 1]!.split(' ').pop()!;
+      expect((await call(SETTINGS, { headers: apk(minted) })).status).toBe(200);
     }, 120_000);
 
     test('spec 5.4: a supplied certificate, key and ssl.conf are served after a restart', async () => {

@@ -372,6 +372,7 @@ describe('management HTTP', () => {
       new ApiKeyVerifier(directoryOf([row(1, { secret: ADMIN, isAdmin: true })])),
       null,
     );
+    let settings = { bootstrapLocked: false };
     const app = createManagementApp({
       store: store.asStore(),
       authenticator,
@@ -379,6 +380,14 @@ describe('management HTTP', () => {
       log: silentLogger,
       changes: store.changes(),
       auditDb: store.noDatabase(),
+      settings: {
+        read: async () => settings,
+        update: async (next) => {
+          const change = { before: settings, after: next };
+          settings = next;
+          return change;
+        },
+      },
     });
     server = await serve(app);
   });

@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import { apiClientRecordSchema } from '../clients/api-client.js';
+import { createApiClientSchema, updateApiClientSchema } from './api-client-input.js';
+import { listQuerySchema } from './list-query.js';
+import { apiClientListSchema } from './list-response.js';
+import { clientIdParams } from './numeric-id.js';
+import type { Operation } from './openapi/operation.js';
+
+export const API_CLIENTS_PATH = '/v1/management/api-clients';
+const ONE_CLIENT = `${API_CLIENTS_PATH}/{id}`;
+const TAG = 'API clients';
+const NO_STORE = { 'Cache-Control': 'no-store: the answer may hold a secret or a fresh change.' };
+
+const id = z.int().min(1).max(Number.MAX_SAFE_INTEGER);
+
+/** A creation's answer: the ids, and the API key when one was asked for (shown only here). */
+export const apiClientCreatedSchema = z
+  .strictObject({
+    api_key_id: id.meta({ description: 'The new client id.' }),
+    api_client_entity_id: id.meta({ description: "The same number (DCT's name)." }),
+    token: z
+      .string()
+      .regex(/^[1-9][0-9]*\.[A-Za-z0-9_-]{43}$/)
+      .optional()
+      .meta({ description: 'The API key `<id>.<secret>`, when generate_api_key was true.' }),
+  })
+  .meta({ id: 'ApiClientCreated', description: "The created client's ids and its key." });
+
+/** The API-client routes (api-clients-routes.ts mounts its handlers on these). */
+export const API_CLIENT_OPERATIONS = {
+  create: {
+    method: 'post',
+    path: API_CLIENTS_PATH,
+    operationId: 'createApiClient',
+    tag: TAG,
+    summary: 'Create an API client',
+    body: createApiClientSchema,
+    success: {
+      201: { description: 'Created.', schema: apiClientCreatedSchema, headers: NO_STORE },
+    },
+    errors: [409],
+  },
+  list: {
+    method: 'get',
+    path: API_CLIENTS_PATH,
+    operationId: 'listApiClients',
+    tag: TAG,
+    summary: 'List API clients',
+    description:
+      'Keyset-paged by `limit` and `cursor`; without `limit`, every client (streamed). A cursor ' +
+      'carries its order: `sort` may be left out with it, but not name another.',
+    query: listQuerySchema,
+    success: { 200: { description: 'The clients.', schema: apiClientListSchema } },
+    errors: [400],
+  },
+  get: {
+    method: 'get',
+    path: ONE_CLIENT,
+    operationId: 'getApiClient',
+    tag: TAG,
+    summary: 'Read an API client',
+    params: clientIdParams,
+    success: { 200: { description: 'The client.', schema: apiClientRecordSchema } },
+    errors: [400, 404],
+  },
+  update: {
+    method: 'put',
+    path: ONE_CLIENT,
+    operationId: 'updateApiClient',
+    tag: TAG,
+    summary: 'Change an API client',
+    description: 'Cached decisions about the client are dropped before the answer.',
+    params: clientIdParams,
+    body: updateApiClientSchema,
+    success: {
+      200: { description: 'The changed client.', schema: apiClientRecordSchema, headers: NO_STORE },
+    },
+    errors: [400, 404, 409],
+  },
+  delete: {
+    method: 'delete',
+    path: ONE_CLIENT,
+    operationId: 'deleteApiClient',
+    tag: TAG,
+    summary: 'Delete an API client',
+    description: 'Its key and tokens are refused from the answer on.',
+    params: clientIdParams,
+    success: { 200: { description: 'The deleted client.', schema: apiClientRecordSchema } },
+    errors: [400, 404],
+  },
+} satisfies Record<string, Operation>;
