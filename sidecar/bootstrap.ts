@@ -48,7 +48,7 @@ export async function createBootstrapKeyIfAsked(
   if (env.API_KEY_CREATE !== 'true') return null;
   const { bootstrapLocked } = await settings.read();
   if (bootstrapLocked) {
-    const adminCount = await store.countAdmins();
+    const adminCount = await store.countAdmins(clock());
     if (adminCount > 0) {
       log.warn(LOCKED_MESSAGE, { reason: 'bootstrap_locked', admin_clients: adminCount });
       await onRefuse?.({ reason: 'bootstrap_locked', adminCount });

@@ -1,4 +1,5 @@
 import { listen } from '../common/listen.js';
+import { recordAuditEvent } from './audit/audit-log.js';
 import { AuthFailureCounter } from './audit/auth-failure-counter.js';
 import { observers } from './auth/auth-observer.js';
 import { createBootstrapKeyIfAsked } from './bootstrap.js';
@@ -55,6 +56,17 @@ export async function startSidecar(
     log,
     print,
     clock,
+    // The refusal is audited outside any transaction: it changed nothing.
+    onRefuse: ({ reason, adminCount }) =>
+      recordAuditEvent(pool, {
+        action: 'bootstrap_key.refuse',
+        outcome: 'failure',
+        actor: { apiKeyId: null, name: null, authMethod: 'bootstrap' },
+        targetId: null,
+        requestId: null,
+        sourceAddress: null,
+        details: { reason, admin_clients: adminCount },
+      }),
   });
   const invalidator = config.controlSocket
     ? new NginxControl(config.controlSocket, log)

@@ -14,7 +14,7 @@ import { apiClientsRouter } from './api-clients-routes.js';
 import { openApiRouter } from './openapi/openapi-routes.js';
 import { requireAdmin } from './require-admin.js';
 import { rotateRouter } from './rotate-route.js';
-import { NO_SETTINGS_AUDIT, settingsRouter } from './settings-routes.js';
+import { settingsRouter } from './settings-routes.js';
 
 /** What the management routes work with. */
 export interface ManagementParts {
@@ -43,7 +43,7 @@ export function createManagementApp(parts: ManagementParts): Express {
   app.use(apiClientsRouter(parts));
   app.use(rotateRouter(parts));
   app.use(auditRouter(parts.auditDb));
-  app.use(settingsRouter(parts.settings, NO_SETTINGS_AUDIT));
+  app.use(settingsRouter(parts.settings));
   app.use(openApiRouter());
   app.use(() => {
     throw new NotFoundError();

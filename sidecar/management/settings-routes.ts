@@ -1,26 +1,18 @@
-import { type Request, Router } from 'express';
-import type pg from 'pg';
-import type { Identity } from '../clients/api-client.js';
+import { Router } from 'express';
+import { recordAuditEvent } from '../audit/audit-log.js';
+import { requestContext } from '../audit/request-context.js';
 import { ValidationError } from '../errors/api-error.js';
-import type { Settings, SettingsChange, SettingsRepository } from '../settings/settings.js';
+import type { Settings, SettingsRepository } from '../settings/settings.js';
 import { isJsonObject, issueDetails, NOT_AN_OBJECT, type Validated } from './body-errors.js';
 import { closePaths, mount } from './openapi/route-table.js';
 import { SETTINGS_OPERATIONS as OPS, settingsSchema } from './settings-operations.js';
 
 /**
- * Called in the settings update's transaction with who asked and how: the seam where the audit
- * trail records `settings.update` (its writes through `tx` commit with the change or not at all).
+ * GET and PUT of the gateway settings (the bootstrap lock); the admin check runs before. A
+ * change and its audit event (`settings.update`) commit in the settings store's transaction:
+ * an event that cannot be written takes the change back with it.
  */
-export type SettingsAudit = (
-  tx: pg.ClientBase,
-  change: SettingsChange,
-  caller: { identity: Identity; req: Request },
-) => Promise<void>;
-
-export const NO_SETTINGS_AUDIT: SettingsAudit = async () => {};
-
-/** GET and PUT of the gateway settings (the bootstrap lock); the admin check runs before. */
-export function settingsRouter(settings: SettingsRepository, audit: SettingsAudit): Router {
+export function settingsRouter(settings: SettingsRepository): Router {
   const router = Router({ strict: false });
 
   mount(router, OPS.read, async (_req, res) => {
@@ -30,9 +22,18 @@ export function settingsRouter(settings: SettingsRepository, audit: SettingsAudi
   mount(router, OPS.update, async (req, res) => {
     const input = parseSettings(req.body);
     if (!input.ok) throw new ValidationError(input.errors);
-    const identity = res.locals.identity as Identity;
+    const context = requestContext(req, res);
     const { after } = await settings.update(input.value, (tx, change) =>
-      audit(tx, change, { identity, req }),
+      recordAuditEvent(tx, {
+        ...context,
+        action: 'settings.update',
+        outcome: 'success',
+        targetId: null,
+        details: {
+          before: toBody(change.before),
+          after: toBody(change.after),
+        },
+      }),
     );
     res.set('Cache-Control', 'no-store').json(toBody(after));
   });

@@ -41,18 +41,38 @@ async function startOnce<T>(
   }
 }
 
-async function adminCount(): Promise<number> {
+/** One statement on the test database, on its own connection. */
+async function query<R extends pg.QueryResultRow>(text: string): Promise<R[]> {
   const client = new pg.Client({ connectionString: db });
   await client.connect();
   try {
-    const { rows } = await client.query(
-      'SELECT count(*)::int AS n FROM api_clients WHERE is_admin',
-    );
-    return rows[0].n;
+    return (await client.query<R>(text)).rows;
   } finally {
     await client.end();
   }
 }
+
+async function adminCount(): Promise<number> {
+  const rows = await query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM api_clients WHERE is_admin',
+  );
+  return rows[0]!.n;
+}
+
+interface AuditRow {
+  action: string;
+  outcome: string;
+  actor_id: number | null;
+  actor_auth_method: string;
+  target_id: number | null;
+  details: Record<string, unknown>;
+}
+
+const auditRows = (action: string) =>
+  query<AuditRow>(
+    `SELECT action, outcome, actor_id, actor_auth_method, target_id, details
+     FROM audit_events WHERE action = '${action}' ORDER BY id`,
+  );
 
 const warnings = (stderr: string) =>
   stderr
@@ -99,6 +119,29 @@ describe('the bootstrap lock (PUT /v1/management/settings)', () => {
       expect((await put(url, first, false)).status).toBe(200);
     });
 
+    // Both the lock's changes and the refused mint are in the audit trail, with their actors.
+    const firstId = Number(first.split('.')[0]);
+    expect(await auditRows('settings.update')).toEqual(
+      [true, false].map((locked) => ({
+        action: 'settings.update',
+        outcome: 'success',
+        actor_id: firstId,
+        actor_auth_method: 'api_key',
+        target_id: null,
+        details: { before: { bootstrap_locked: !locked }, after: { bootstrap_locked: locked } },
+      })),
+    );
+    expect(await auditRows('bootstrap_key.refuse')).toEqual([
+      {
+        action: 'bootstrap_key.refuse',
+        outcome: 'failure',
+        actor_id: null,
+        actor_auth_method: 'bootstrap',
+        target_id: null,
+        details: { reason: 'bootstrap_locked', admin_clients: admins },
+      },
+    ]);
+
     // Restart, unlocked: a key again.
     await startOnce(async ({ key, stderr }) => {
       expect(key).not.toBeNull();
@@ -142,5 +185,20 @@ describe('the bootstrap lock (PUT /v1/management/settings)', () => {
       // The demoted key is no admin any more.
       expect((await http(`${url}${SETTINGS}`, { headers: apk(key) })).status).toBe(403);
     });
+  });
+
+  test('locked, with every admin expired: a key is minted anyway (an expired admin cannot unlock)', async () => {
+    // The previous test left the lock on and one admin; expire every admin.
+    expect(await adminCount()).toBeGreaterThan(0);
+    await query("UPDATE api_clients SET expires_at = now() - interval '1 minute' WHERE is_admin");
+    const refusals = (await auditRows('bootstrap_key.refuse')).length;
+    await startOnce(async ({ url, key, stderr }) => {
+      expect(key).not.toBeNull();
+      expect(warnings(stderr).map((w) => w.reason)).toEqual(['bootstrap_locked_without_admin']);
+      expect((await http(`${url}${SETTINGS}`, { headers: apk(key!) })).json).toEqual({
+        bootstrap_locked: true,
+      });
+    });
+    expect(await auditRows('bootstrap_key.refuse')).toHaveLength(refusals);
   });
 });

@@ -98,6 +98,58 @@ describe('GET and PUT /v1/management/settings', () => {
     expect(patch.headers.allow).toBe('GET, HEAD, PUT');
   });
 
+  test('each change commits with its audit event (settings.update, the admin as actor); one whose event cannot be written is not made', async () => {
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    const adminId = Number(sidecar.adminKey.split('.')[0]);
+    const putAs = (locked: boolean, requestId: string) =>
+      http(`${sidecar.url}${SETTINGS}`, {
+        method: 'PUT',
+        headers: { ...apk(sidecar.adminKey), 'X-Request-Id': requestId },
+        json: { bootstrap_locked: locked },
+      });
+    try {
+      expect((await putAs(true, 'settings-audit-on')).status).toBe(200);
+      expect((await putAs(false, 'settings-audit-off')).status).toBe(200);
+      const { rows } = await db.query(
+        `SELECT e.action, e.outcome, e.actor_id, e.actor_name = c.name AS actor_named,
+                e.actor_auth_method, e.target_id, e.request_id, e.details
+         FROM audit_events e JOIN api_clients c ON c.id = e.actor_id
+         WHERE e.request_id LIKE 'settings-audit-%' ORDER BY e.id`,
+      );
+      expect(rows).toEqual(
+        [true, false].map((locked) => ({
+          action: 'settings.update',
+          outcome: 'success',
+          actor_id: adminId,
+          actor_named: true,
+          actor_auth_method: 'api_key',
+          target_id: null,
+          request_id: `settings-audit-${locked ? 'on' : 'off'}`,
+          details: { before: { bootstrap_locked: !locked }, after: { bootstrap_locked: locked } },
+        })),
+      );
+
+      // The audit insert fails: the PUT fails and the lock stays as it was.
+      await db.query(
+        `ALTER TABLE audit_events ADD CONSTRAINT test_refuse_settings CHECK (action <> 'settings.update') NOT VALID`,
+      );
+      try {
+        const refused = await putAs(true, 'settings-audit-refused');
+        expect(refused.status).toBe(500);
+        expect(refused.json).toEqual({
+          errors: [expect.objectContaining({ code: expect.any(String) })],
+        });
+      } finally {
+        await db.query('ALTER TABLE audit_events DROP CONSTRAINT test_refuse_settings');
+      }
+      const after = await http(`${sidecar.url}${SETTINGS}`, { headers: apk(sidecar.adminKey) });
+      expect(after.json).toEqual({ bootstrap_locked: false });
+    } finally {
+      await db.end();
+    }
+  });
+
   const ctx = () => ({ baseUrl: sidecar.url, adminKey: sidecar.adminKey, userKey, deletedKey });
   sharedSecurityTests(ctx, { method: 'GET', path: SETTINGS });
   sharedSecurityTests(ctx, { method: 'PUT', path: SETTINGS, json: { bootstrap_locked: true } });
