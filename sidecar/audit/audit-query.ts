@@ -1,6 +1,6 @@
-import type { ErrorDetail } from '../errors/api-error.js';
+import { z } from 'zod';
 import type { Validated } from '../management/body-errors.js';
-import { parseId } from '../management/numeric-id.js';
+import { readQuery } from '../management/query-params.js';
 import { AUDIT_ACTIONS, type AuditAction } from './audit-log.js';
 import { decodePosition } from './position-cursor.js';
 
@@ -25,110 +25,95 @@ export interface FailureQuery {
 
 export const AUDIT_CURSOR = 'audit';
 export const FAILURE_CURSOR = 'failures';
+const DEFAULT_LIMIT = 100;
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+const limit = z
+  .int()
+  .min(1)
+  .max(1000)
+  .optional()
+  .meta({ description: `Page size, 1 to 1000 (default ${DEFAULT_LIMIT}).` });
+const cursor = z
+  .string()
+  .optional()
+  .meta({ description: 'Opaque: `next_cursor` of the previous page.' });
+const clientId = z.int().min(1).max(Number.MAX_SAFE_INTEGER).optional();
+const time = z.iso.datetime({ offset: true }).optional();
 
-/** Reads the query text by text; every problem is reported at once. */
-class QueryReader {
-  readonly errors: ErrorDetail[] = [];
+/** The audit trail's query parameters: validation and the document read this one schema. */
+export const auditQuerySchema = z.strictObject({
+  limit,
+  cursor,
+  action: z.enum(AUDIT_ACTIONS).optional().meta({ description: 'Only events of this action.' }),
+  actor: clientId.meta({ description: 'Only events done by this API client (its id).' }),
+  target: clientId.meta({ description: 'Only events about this API client (its id).' }),
+  since: time.meta({ description: 'Only events at or after this RFC 3339 time.' }),
+  until: time.meta({ description: 'Only events at or before this RFC 3339 time.' }),
+});
 
-  constructor(
-    private readonly query: Record<string, unknown>,
-    known: readonly string[],
-  ) {
-    for (const key of Object.keys(query)) {
-      if (!known.includes(key)) this.fail(key, `${key} is not a query parameter.`, 'UNKNOWN_FIELD');
-    }
-  }
+/** The failure counts' query parameters. */
+export const failureQuerySchema = z.strictObject({ limit, cursor });
 
-  fail(field: string, message: string, code = 'INVALID_FIELD'): void {
-    this.errors.push({ code, field, message });
-  }
-
-  /** The text of `field`, undefined when absent, null (reported) when not one text. */
-  text(field: string): string | undefined | null {
-    const value = this.query[field];
-    if (value === undefined) return undefined;
-    if (typeof value === 'string') return value;
-    this.fail(field, `${field} must be given once.`);
-    return null;
-  }
-
-  limit(): number {
-    const text = this.text('limit');
-    if (text === undefined || text === null) return 100;
-    const n = parseId(text);
-    if (n !== null && n <= 1000) return n;
-    this.fail('limit', 'limit must be an integer from 1 to 1000.');
-    return 100;
-  }
-
-  id(field: string): number | null {
-    const text = this.text(field);
-    if (text === undefined || text === null) return null;
-    const id = parseId(text);
-    if (id === null) this.fail(field, `${field} must be an API client id (a positive integer).`);
-    return id;
-  }
-
-  time(field: string): Date | null {
-    const text = this.text(field);
-    if (text === undefined || text === null) return null;
-    const ms = RFC3339.test(text) ? Date.parse(text) : Number.NaN;
-    if (Number.isNaN(ms)) {
-      this.fail(field, `${field} must be an RFC 3339 time with an offset.`);
-      return null;
-    }
-    return new Date(ms);
-  }
-
-  cursor(kind: string, length: number): number[] | null {
-    const text = this.text('cursor');
-    if (text === undefined || text === null) return null;
-    const position = decodePosition(text, kind, length);
-    if (position === null) this.fail('cursor', 'cursor is not valid.');
-    return position;
-  }
-}
+const LIMIT = 'limit must be an integer from 1 to 1000.';
+const CURSOR = 'cursor is not valid.';
+const TIME = 'must be an RFC 3339 time with an offset.';
+const ID = 'must be an API client id (a positive integer).';
 
 /** `limit` (1..1000, default 100), `cursor`, `action`, `actor`, `target`, `since`, `until`. */
 export function parseAuditQuery(query: Record<string, unknown>): Validated<AuditQuery> {
-  const r = new QueryReader(query, [
-    'limit',
-    'cursor',
-    'action',
-    'actor',
-    'target',
-    'since',
-    'until',
-  ]);
-  const limit = r.limit();
-  const cursor = r.cursor(AUDIT_CURSOR, 1);
-  const actionText = r.text('action');
-  let action: AuditAction | null = null;
-  if (typeof actionText === 'string') {
-    if ((AUDIT_ACTIONS as readonly string[]).includes(actionText)) {
-      action = actionText as AuditAction;
-    } else r.fail('action', `action must be one of ${AUDIT_ACTIONS.join(', ')}.`);
-  }
-  const value: AuditQuery = {
-    limit,
-    beforeId: cursor?.[0] ?? null,
-    action,
-    actorId: r.id('actor'),
-    targetId: r.id('target'),
-    since: r.time('since'),
-    until: r.time('until'),
+  const read = readQuery(auditQuerySchema, query, {
+    limit: LIMIT,
+    cursor: CURSOR,
+    action: `action must be one of ${AUDIT_ACTIONS.join(', ')}.`,
+    actor: `actor ${ID}`,
+    target: `target ${ID}`,
+    since: `since ${TIME}`,
+    until: `until ${TIME}`,
+  });
+  const position = positionOf(query, AUDIT_CURSOR, 1);
+  if (!read.ok || position === false) return failed(read, position);
+  const v = read.value;
+  return {
+    ok: true,
+    value: {
+      limit: v.limit ?? DEFAULT_LIMIT,
+      beforeId: position?.[0] ?? null,
+      action: v.action ?? null,
+      actorId: v.actor ?? null,
+      targetId: v.target ?? null,
+      since: v.since !== undefined ? new Date(v.since) : null,
+      until: v.until !== undefined ? new Date(v.until) : null,
+    },
   };
-  if (r.errors.length > 0) return { ok: false, errors: r.errors };
-  return { ok: true, value };
 }
 
 /** `limit` (1..1000, default 100) and `cursor`. */
 export function parseFailureQuery(query: Record<string, unknown>): Validated<FailureQuery> {
-  const r = new QueryReader(query, ['limit', 'cursor']);
-  const limit = r.limit();
-  const cursor = r.cursor(FAILURE_CURSOR, 2);
-  if (r.errors.length > 0) return { ok: false, errors: r.errors };
-  return { ok: true, value: { limit, before: cursor ? [cursor[0]!, cursor[1]!] : null } };
+  const read = readQuery(failureQuerySchema, query, { limit: LIMIT, cursor: CURSOR });
+  const position = positionOf(query, FAILURE_CURSOR, 2);
+  if (!read.ok || position === false) return failed(read, position);
+  return {
+    ok: true,
+    value: {
+      limit: read.value.limit ?? DEFAULT_LIMIT,
+      before: position ? [position[0]!, position[1]!] : null,
+    },
+  };
+}
+
+/**
+ * The position a cursor of `kind` names: null without a cursor, false for one that is not
+ * valid (a text that is no cursor of this listing; a repeated one readQuery reports).
+ */
+function positionOf(query: Record<string, unknown>, kind: string, length: number) {
+  const text = query.cursor;
+  if (typeof text !== 'string') return null;
+  return decodePosition(text, kind, length) ?? false;
+}
+
+/** Every problem: the schema's, and a cursor that is text but names no position. */
+function failed<T>(read: Validated<unknown>, position: number[] | null | false): Validated<T> {
+  const errors = read.ok ? [] : [...read.errors];
+  if (position === false) errors.push({ code: 'INVALID_FIELD', field: 'cursor', message: CURSOR });
+  return { ok: false, errors };
 }

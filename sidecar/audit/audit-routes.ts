@@ -1,13 +1,11 @@
 import { Router } from 'express';
 import type { Queryable } from '../db/queryable.js';
 import { ValidationError } from '../errors/api-error.js';
-import { allowOnly } from '../management/method-guard.js';
+import { closePaths, mount } from '../management/openapi/route-table.js';
+import { AUDIT_OPERATIONS as OPS } from './audit-operations.js';
 import { AUDIT_CURSOR, FAILURE_CURSOR, parseAuditQuery, parseFailureQuery } from './audit-query.js';
 import { readAuditEvents, readAuthFailures } from './audit-reader.js';
 import { encodePosition } from './position-cursor.js';
-
-export const AUDIT_EVENTS_PATH = '/v1/management/audit-events';
-export const AUTH_FAILURES_PATH = '/v1/management/auth-failures';
 
 /**
  * The audit trail and the failure counts, read-only, newest first: `{items,
@@ -17,7 +15,7 @@ export const AUTH_FAILURES_PATH = '/v1/management/auth-failures';
 export function auditRouter(db: Queryable): Router {
   const router = Router({ strict: false });
 
-  router.get(AUDIT_EVENTS_PATH, async (req, res) => {
+  mount(router, OPS.events, async (req, res) => {
     const query = parseAuditQuery(req.query as Record<string, unknown>);
     if (!query.ok) throw new ValidationError(query.errors);
     const page = await readAuditEvents(db, query.value);
@@ -27,9 +25,8 @@ export function auditRouter(db: Queryable): Router {
       .set('Cache-Control', 'no-store')
       .json({ items: page.items, response_metadata: { next_cursor: next } });
   });
-  router.all(AUDIT_EVENTS_PATH, allowOnly(['GET', 'HEAD']));
 
-  router.get(AUTH_FAILURES_PATH, async (req, res) => {
+  mount(router, OPS.failures, async (req, res) => {
     const query = parseFailureQuery(req.query as Record<string, unknown>);
     if (!query.ok) throw new ValidationError(query.errors);
     const page = await readAuthFailures(db, query.value);
@@ -38,7 +35,7 @@ export function auditRouter(db: Queryable): Router {
       .set('Cache-Control', 'no-store')
       .json({ items: page.items, response_metadata: { next_cursor: next } });
   });
-  router.all(AUTH_FAILURES_PATH, allowOnly(['GET', 'HEAD']));
 
+  closePaths(router, Object.values(OPS));
   return router;
 }

@@ -5,6 +5,7 @@ import { listQuerySchema } from './list-query.js';
 import { apiClientListSchema } from './list-response.js';
 import { clientIdParams } from './numeric-id.js';
 import type { Operation } from './openapi/operation.js';
+import { rotateApiClientSchema } from './rotate-input.js';
 
 export const API_CLIENTS_PATH = '/v1/management/api-clients';
 const ONE_CLIENT = `${API_CLIENTS_PATH}/{id}`;
@@ -25,6 +26,21 @@ export const apiClientCreatedSchema = z
       .meta({ description: 'The API key `<id>.<secret>`, when generate_api_key was true.' }),
   })
   .meta({ id: 'ApiClientCreated', description: "The created client's ids and its key." });
+
+/** A rotation's answer: the new key, and until when the old one is still accepted. */
+export const apiClientRotatedSchema = z
+  .strictObject({
+    api_key_id: id.meta({ description: 'The client id.' }),
+    api_client_entity_id: id.meta({ description: "The same number (DCT's name)." }),
+    token: z
+      .string()
+      .regex(/^[1-9][0-9]*\.[A-Za-z0-9_-]{43}$/)
+      .meta({ description: 'The new API key `<id>.<secret>` (shown only here).' }),
+    previous_key_expires_at: z.iso.datetime().nullable().meta({
+      description: 'Until when the old secret is accepted; null: refused at once.',
+    }),
+  })
+  .meta({ id: 'ApiClientRotated', description: "The client's new key." });
 
 /** The API-client routes (api-clients-routes.ts mounts its handlers on these). */
 export const API_CLIENT_OPERATIONS = {
@@ -87,5 +103,22 @@ export const API_CLIENT_OPERATIONS = {
     params: clientIdParams,
     success: { 200: { description: 'The deleted client.', schema: apiClientRecordSchema } },
     errors: [400, 404],
+  },
+  rotate: {
+    method: 'post',
+    path: `${ONE_CLIENT}/rotate`,
+    operationId: 'rotateApiClientKey',
+    tag: TAG,
+    summary: 'Rotate an API key',
+    description:
+      'A new secret at once; the old one stays valid for the grace period (only one previous ' +
+      'secret: rotating during a grace drops the older one). 409 `NO_API_KEY` for a client ' +
+      'that authenticates by bearer token only.',
+    params: clientIdParams,
+    body: rotateApiClientSchema,
+    success: {
+      200: { description: 'The new key.', schema: apiClientRotatedSchema, headers: NO_STORE },
+    },
+    errors: [400, 404, 409],
   },
 } satisfies Record<string, Operation>;

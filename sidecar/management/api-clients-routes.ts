@@ -13,12 +13,13 @@ import { listResponse } from './list-response.js';
 import { streamList } from './list-stream.js';
 import { parseId } from './numeric-id.js';
 import { closePaths, mount } from './openapi/route-table.js';
+import { rotateHandler } from './rotate-route.js';
 
 const NAME_TAKEN = 'An API client with this name already exists.';
 const SUBJECT_TAKEN = 'An API client with this api_client_id already exists.';
 
 /**
- * POST, GET, PUT and DELETE of API clients; the admin check (app.ts) runs before. Each change
+ * POST, GET, PUT and DELETE of API clients and the key rotation; the admin check (app.ts) runs before. Each change
  * commits with its audit event; a refused one (404, 409) is audited as a failure.
  */
 export function apiClientsRouter(parts: ManagementParts): Router {
@@ -131,6 +132,7 @@ export function apiClientsRouter(parts: ManagementParts): Router {
     res.json(toRecord(deleted.row, clock()));
   });
 
+  mount(router, OPS.rotate, rotateHandler(parts));
   closePaths(router, Object.values(OPS));
 
   return router;

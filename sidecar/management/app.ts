@@ -13,7 +13,6 @@ import type { SettingsRepository } from '../settings/settings.js';
 import { apiClientsRouter } from './api-clients-routes.js';
 import { openApiRouter } from './openapi/openapi-routes.js';
 import { requireAdmin } from './require-admin.js';
-import { rotateRouter } from './rotate-route.js';
 import { settingsRouter } from './settings-routes.js';
 
 /** What the management routes work with. */
@@ -41,7 +40,6 @@ export function createManagementApp(parts: ManagementParts): Express {
   // OpenAPI document too (decision 20261123-openapi-document).
   app.use('/v1/management', requireAdmin(parts.authenticator));
   app.use(apiClientsRouter(parts));
-  app.use(rotateRouter(parts));
   app.use(auditRouter(parts.auditDb));
   app.use(settingsRouter(parts.settings));
   app.use(openApiRouter());

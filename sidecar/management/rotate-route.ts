@@ -1,12 +1,9 @@
-import { Router } from 'express';
+import type { RequestHandler } from 'express';
 import { requestContext } from '../audit/request-context.js';
 import { ApiError, NotFoundError, ValidationError } from '../errors/api-error.js';
 import { formatApiKey, generateSecret } from '../keys/api-key.js';
-import { API_CLIENTS_PATH } from './api-clients-operations.js';
 import { idParam } from './api-clients-routes.js';
 import type { ManagementParts } from './app.js';
-import { jsonBody } from './json-body.js';
-import { allowOnly } from './method-guard.js';
 import { parseRotate } from './rotate-input.js';
 
 /** A client that authenticates by bearer token only has no secret to rotate. */
@@ -22,21 +19,19 @@ class NoApiKeyError extends ApiError {
 }
 
 /**
- * `POST /v1/management/api-clients/{id}/rotate` `{"grace_period_seconds": n}`: a new secret at
+ * The handler of `POST /v1/management/api-clients/{id}/rotate` `{"grace_period_seconds": n}`: a new secret at
  * once; the old one stays valid for n seconds (0: refused at once). This gateway's nginx drops
  * what it decided about the client before the answer (the trigger tells the others): the old
  * secret is then asked about afresh and kept no longer than its grace period.
  */
-export function rotateRouter({
+export function rotateHandler({
   store,
   invalidator,
   changes,
   clock = Date.now,
-}: ManagementParts): Router {
-  const router = Router({ strict: false });
-  const path = `${API_CLIENTS_PATH}/:id/rotate`;
-  router.post(path, jsonBody, async (req, res) => {
-    const id = idParam(req.params.id as string);
+}: Pick<ManagementParts, 'store' | 'invalidator' | 'changes' | 'clock'>): RequestHandler {
+  return async (req, res) => {
+    const id = idParam(req.params.id);
     const input = parseRotate(req.body);
     if (!input.ok) throw new ValidationError(input.errors);
     const grace = input.value.gracePeriodSeconds;
@@ -73,7 +68,5 @@ export function rotateRouter({
         token: formatApiKey(id, key.secret),
         previous_key_expires_at: graceEndsAt?.toISOString() ?? null,
       });
-  });
-  router.all(path, allowOnly(['POST']));
-  return router;
+  };
 }
