@@ -13,12 +13,16 @@ import { apk, startTestSidecar, type TestSidecar } from '../../support/sidecar.j
 const ONE = `${CLIENTS}/{id}`;
 const SETTINGS = '/v1/management/settings';
 const OPENAPI = '/v1/management/openapi.json';
+const ROTATE = `${ONE}/rotate`;
+const EVENTS = '/v1/management/audit-events';
+const FAILURES = '/v1/management/auth-failures';
 
 let sidecar: TestSidecar;
 let databaseUrl: string;
 let userKey: string;
 let spareId: number;
 let doomedId: number;
+let rotatingId: number;
 const docs = new DocumentedResponses(committedDocument());
 
 beforeAll(async () => {
@@ -43,6 +47,13 @@ beforeAll(async () => {
   doomedId = (
     await createClient(sidecar.url, sidecar.adminKey, {
       name: uniqueName(),
+      is_admin: false,
+      generate_api_key: true,
+    })
+  ).id;
+  rotatingId = (
+    await createClient(sidecar.url, sidecar.adminKey, {
+      name: uniqueName('rotating'),
       is_admin: false,
       generate_api_key: true,
     })
@@ -238,6 +249,10 @@ const cases: Case[] = [
   ),
   { what: 'a client', method: 'DELETE', path: ONE, url: one(() => doomedId), status: 200 },
 
+  ...rotateCases(),
+  ...listingCases(EVENTS, `${EVENTS}?limit=2&action=api_client.create`),
+  ...listingCases(FAILURES, `${FAILURES}?limit=2`),
+
   { what: 'the settings', method: 'GET', path: SETTINGS, status: 200 },
   ...refusals('GET', SETTINGS),
   { what: 'the settings, headers only', method: 'HEAD', path: SETTINGS, status: 200 },
@@ -259,6 +274,86 @@ const cases: Case[] = [
   { what: 'the document, headers only', method: 'HEAD', path: OPENAPI, status: 200 },
   ...refusals('HEAD', OPENAPI),
 ];
+
+/** The key rotation: a new key, each refusal, the shared body answers. */
+function rotateCases(): Case[] {
+  const rotate = (id: () => number | string) => () => `${CLIENTS}/${id()}/rotate`;
+  const grace = { json: { grace_period_seconds: 60 } };
+  return [
+    {
+      what: 'a new key, the old one kept a minute',
+      method: 'POST',
+      path: ROTATE,
+      url: rotate(() => rotatingId),
+      request: grace,
+      status: 200,
+    },
+    {
+      what: 'a new key, the old one refused at once',
+      method: 'POST',
+      path: ROTATE,
+      url: rotate(() => rotatingId),
+      request: { json: { grace_period_seconds: 0 } },
+      status: 200,
+    },
+    {
+      what: 'a grace period over 7 days',
+      method: 'POST',
+      path: ROTATE,
+      url: rotate(() => rotatingId),
+      request: { json: { grace_period_seconds: 604_801 } },
+      status: 400,
+    },
+    {
+      what: 'an unknown id',
+      method: 'POST',
+      path: ROTATE,
+      url: rotate(() => 999_999),
+      request: grace,
+      status: 404,
+    },
+    {
+      what: 'a client without a key',
+      method: 'POST',
+      path: ROTATE,
+      url: rotate(() => spareId),
+      request: grace,
+      status: 409,
+    },
+    {
+      what: 'a body over 64 KiB',
+      method: 'POST',
+      path: ROTATE,
+      url: rotate(() => rotatingId),
+      request: big,
+      status: 413,
+    },
+    {
+      what: 'a text body',
+      method: 'POST',
+      path: ROTATE,
+      url: rotate(() => rotatingId),
+      ...withText(),
+      status: 415,
+    },
+    ...refusals(
+      'POST',
+      ROTATE,
+      rotate(() => rotatingId),
+    ),
+  ];
+}
+
+/** A read-only listing (audit events, failure counts): GET and HEAD, good and bad queries. */
+function listingCases(path: string, filtered: string): Case[] {
+  return ['GET', 'HEAD'].flatMap((method): Case[] => [
+    { what: 'the newest', method, path, status: 200 },
+    { what: 'a filtered page', method, path, url: () => filtered, status: 200 },
+    { what: 'limit=0', method, path, url: () => `${path}?limit=0`, status: 400 },
+    { what: 'a foreign cursor', method, path, url: () => `${path}?cursor=zz`, status: 400 },
+    ...refusals(method, path),
+  ]);
+}
 
 function withText(): Pick<Case, 'request' | 'headers'> {
   return { request: { body: textBody.body }, headers: textBody.headers };
