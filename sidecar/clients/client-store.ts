@@ -155,10 +155,14 @@ export class ClientStore {
     }
   }
 
-  /** How many admin clients exist and have not expired at `now` (ms): the bootstrap lock holds only while one does. */
+  /**
+   * How many admin clients exist and have not expired at `now` (ms): the bootstrap lock holds
+   * only while one does (an expired admin could not unlock).
+   */
   async countAdmins(now: number = Date.now()): Promise<number> {
     const { rows } = await this.pool.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM api_clients WHERE is_admin AND (expires_at IS NULL OR expires_at > $1)',
+      `SELECT count(*)::int AS n FROM api_clients
+       WHERE is_admin AND (expires_at IS NULL OR expires_at > $1)`,
       [new Date(now)],
     );
     return rows[0]!.n;

@@ -30,7 +30,8 @@ const expiresAt = z.iso
   .optional();
 
 const EXPIRES_AT =
-  'From then on the client is refused (API_CLIENT_EXPIRED): a future RFC 3339 time with an offset; null: never.';
+  'From then on the client is refused (API_CLIENT_EXPIRED): a future RFC 3339 time with an ' +
+  'offset; null: never.';
 
 const SUBJECT = 'an API client';
 

@@ -11,7 +11,7 @@ import type { ManagementParts } from './app.js';
 import { parseListQuery } from './list-query.js';
 import { listResponse } from './list-response.js';
 import { streamList } from './list-stream.js';
-import { parseId } from './numeric-id.js';
+import { idParam } from './numeric-id.js';
 import { closePaths, mount } from './openapi/route-table.js';
 import { rotateHandler } from './rotate-route.js';
 
@@ -19,8 +19,9 @@ const NAME_TAKEN = 'An API client with this name already exists.';
 const SUBJECT_TAKEN = 'An API client with this api_client_id already exists.';
 
 /**
- * POST, GET, PUT and DELETE of API clients and the key rotation; the admin check (app.ts) runs before. Each change
- * commits with its audit event; a refused one (404, 409) is audited as a failure.
+ * POST, GET, PUT and DELETE of API clients and the key rotation; the admin check (app.ts) runs
+ * before. Each change commits with its audit event; a refused one (404, 409) is audited as a
+ * failure.
  */
 export function apiClientsRouter(parts: ManagementParts): Router {
   const { store, invalidator, log, changes, clock = Date.now } = parts;
@@ -178,15 +179,4 @@ function sendUpdated(res: Response, outcome: UpdateOutcome, now: number): void {
         },
       ]);
   }
-}
-
-/** The id in the path, or a 400. */
-export function idParam(text: unknown): number {
-  const id = typeof text === 'string' ? parseId(text) : null;
-  if (id === null) {
-    throw new ValidationError([
-      { code: 'INVALID_ID', field: 'id', message: 'The id must be a positive integer.' },
-    ]);
-  }
-  return id;
 }

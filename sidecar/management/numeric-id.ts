@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ValidationError } from '../errors/api-error.js';
 
 const ID_PATTERN = /^[1-9][0-9]{0,15}$/;
 
@@ -17,3 +18,14 @@ export const clientIdParams = z.strictObject({
     .max(Number.MAX_SAFE_INTEGER)
     .meta({ description: 'The client id (`api_key_id`).' }),
 });
+
+/** The id in the path, or a 400. */
+export function idParam(text: unknown): number {
+  const id = typeof text === 'string' ? parseId(text) : null;
+  if (id === null) {
+    throw new ValidationError([
+      { code: 'INVALID_ID', field: 'id', message: 'The id must be a positive integer.' },
+    ]);
+  }
+  return id;
+}

@@ -2,8 +2,8 @@ import type { RequestHandler } from 'express';
 import { requestContext } from '../audit/request-context.js';
 import { ApiError, NotFoundError, ValidationError } from '../errors/api-error.js';
 import { formatApiKey, generateSecret } from '../keys/api-key.js';
-import { idParam } from './api-clients-routes.js';
 import type { ManagementParts } from './app.js';
+import { idParam } from './numeric-id.js';
 import { parseRotate } from './rotate-input.js';
 
 /** A client that authenticates by bearer token only has no secret to rotate. */
@@ -19,8 +19,8 @@ class NoApiKeyError extends ApiError {
 }
 
 /**
- * The handler of `POST /v1/management/api-clients/{id}/rotate` `{"grace_period_seconds": n}`: a new secret at
- * once; the old one stays valid for n seconds (0: refused at once). This gateway's nginx drops
+ * The handler of `POST /v1/management/api-clients/{id}/rotate` `{"grace_period_seconds": n}`:
+ * a new secret at once; the old one stays valid for n seconds (0: refused at once). This gateway's nginx drops
  * what it decided about the client before the answer (the trigger tells the others): the old
  * secret is then asked about afresh and kept no longer than its grace period.
  */
