@@ -40,6 +40,8 @@ export class TestOidcProvider {
   /** Newest first: the first key signs, all are published. */
   readonly keys: SigningKey[] = [newRsaKey()];
   private handler: ReturnType<Provider['callback']>;
+  /** Public clients signing in a person (authorization code + PKCE), e.g. the console. */
+  private browserClients: Array<{ clientId: string; redirectUris: string[] }> = [];
 
   private constructor(
     private readonly server: Server,
@@ -121,6 +123,16 @@ export class TestOidcProvider {
     return this.signingKey;
   }
 
+  /**
+   * Registers a public client for a browser sign-in (authorization code with PKCE, no secret)
+   * and turns on the provider's development login pages, where any login is accepted: the
+   * login becomes the token's `sub`.
+   */
+  allowBrowserClient(clientId: string, redirectUris: string[]): void {
+    this.browserClients.push({ clientId, redirectUris });
+    this.handler = this.build().callback();
+  }
+
   /** Stops publishing the oldest key, as an operator does once its tokens have expired. */
   retireOldestKey(): void {
     if (this.keys.length < 2) throw new Error('the provider needs a key to sign with');
@@ -138,21 +150,30 @@ export class TestOidcProvider {
 
   private build(): Provider {
     const provider = new Provider(this.issuer, {
-      clients: this.clients.map((id) => ({
-        client_id: id,
-        client_secret: `secret-${id}`,
-        grant_types: ['client_credentials'],
-        redirect_uris: [],
-        response_types: [],
-        token_endpoint_auth_method: 'client_secret_post',
-      })),
+      clients: [
+        ...this.clients.map((id) => ({
+          client_id: id,
+          client_secret: `secret-${id}`,
+          grant_types: ['client_credentials'],
+          redirect_uris: [],
+          response_types: [],
+          token_endpoint_auth_method: 'client_secret_post',
+        })),
+        ...this.browserClients.map(({ clientId, redirectUris }) => ({
+          client_id: clientId,
+          grant_types: ['authorization_code'],
+          redirect_uris: redirectUris,
+          response_types: ['code'],
+          token_endpoint_auth_method: 'none',
+        })),
+      ],
       jwks: { keys: this.keys.map((k) => k.jwk) },
       // What discovery advertises in id_token_signing_alg_values_supported.
       enabledJWA: { idTokenSigningAlgValues: ['RS256'] },
       cookies: { keys: [randomBytes(16).toString('hex')] },
       ttl: { ClientCredentials: 600 },
       features: {
-        devInteractions: { enabled: false },
+        devInteractions: { enabled: this.browserClients.length > 0 },
         clientCredentials: { enabled: true },
         resourceIndicators: {
           enabled: true,
