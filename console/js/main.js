@@ -63,6 +63,8 @@ function screenOf(a) {
 }
 
 async function start() {
+  // lit-html renders beside what is there: the static "Loading" text goes first.
+  root.replaceChildren();
   try {
     const res = await fetch('/console/config.json', { credentials: 'omit', cache: 'no-store' });
     if (res.ok) app.config = await res.json();
