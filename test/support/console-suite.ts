@@ -228,9 +228,20 @@ export function consoleSuite(
       await rowAction(page, name, 'edit');
       await page.waitForSelector('#edit-name');
       // The name of another client: 409 with field "name".
-      await page.$eval('#edit-name', (input) => {
-        (input as HTMLInputElement).value = 'console operator';
+      const taken = uniqueName('console-taken');
+      const other = await call(CLIENTS, {
+        method: 'POST',
+        headers: apk(stack.adminKey),
+        json: { name: taken, is_admin: false, generate_api_key: true },
       });
+      expect(other.status, other.text).toBe(201);
+      await page.$eval(
+        '#edit-name',
+        (input, value) => {
+          (input as HTMLInputElement).value = value;
+        },
+        taken,
+      );
       await page.click('#panel-edit button[type="submit"]');
       await page.waitForSelector('#edit-name-error');
       expect(await page.$eval('#edit-name-error', (e) => e.textContent)).toMatch(/already exists/);
@@ -431,14 +442,17 @@ export function consoleSuite(
       );
       await page.click('nav button:nth-child(2)');
       await heading(page, 'Audit trail');
+      // The event, or the error the gateway answered (without the route: 404).
       await page.waitForFunction(
         (target) =>
+          document.querySelector('#message.error') !== null ||
           [...document.querySelectorAll('tbody tr[data-action="api_client.delete"]')].some(
             (tr) => tr.children[4]?.textContent === String(target),
           ),
         { timeout: 10_000 },
         id,
       );
+      expect(await page.$eval('#message', (m) => m.textContent).catch(() => null)).toBeNull();
       await shot('audit');
     });
 
