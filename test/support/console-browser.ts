@@ -37,7 +37,9 @@ export interface ConsoleBrowser {
  * gateway's and the provider's certificates are throw-away test certificates: the browser is
  * told to accept them (the same as an operator adding the gateway's CA).
  */
-export async function openConsoleBrowser(fqdn = 'localhost'): Promise<ConsoleBrowser> {
+export async function openConsoleBrowser(names: string[] = []): Promise<ConsoleBrowser> {
+  // The gateway's and the provider's names lead to this machine, as /etc/hosts would make it.
+  const mapped = names.filter((n) => n !== 'localhost' && !/^[\d.]+$/.test(n));
   await mkdir(SCREENSHOTS, { recursive: true });
   const browser = await puppeteer.launch({
     executablePath: CHROMIUM,
@@ -48,8 +50,9 @@ export async function openConsoleBrowser(fqdn = 'localhost'): Promise<ConsoleBro
       '--no-sandbox',
       '--ignore-certificate-errors',
       '--disable-dev-shm-usage',
-      // The gateway's name leads to this machine, as /etc/hosts would make it for an operator.
-      ...(fqdn === 'localhost' ? [] : [`--host-resolver-rules=MAP ${fqdn} 127.0.0.1`]),
+      ...(mapped.length
+        ? [`--host-resolver-rules=${mapped.map((n) => `MAP ${n} 127.0.0.1`).join(', ')}`]
+        : []),
     ],
   });
   const page = await browser.newPage();

@@ -14,9 +14,20 @@ import { createTestPki } from './oidc-tls.js';
 import { apk } from './sidecar.js';
 import type { Stack } from './stack.js';
 
-/** What the suite hands to `start`: the environment of a gateway that knows the provider. */
+/** What the suite hands to `start`: a gateway configured for the provider, two ways. */
 export interface ConsoleStackEnv {
+  /** GATEWAY_SETTINGS (both methods on, the provider, the console's client) and OIDC_CA_FILE. */
   env: Record<string, string>;
+  /** The provider's CA (PEM, world-readable), for a stack that mounts it. */
+  caFile: string;
+  /** The same settings as `set` lines of default.conf (name without `$` → value), for a stack configured by editing it. */
+  defaultConf: Record<string, string>;
+}
+
+/** Where the test's provider listens and the name it is reached by (its issuer's host). */
+export interface ConsoleSuiteOptions {
+  providerName?: string;
+  providerListen?: string;
 }
 
 /** The console's client at the provider, and the person who signs in (their login is `sub`). */
@@ -32,23 +43,22 @@ const XSS_NAME = '<img src=x onerror=alert(1)>';
  */
 export function consoleSuite(
   start: (oidc: ConsoleStackEnv) => Promise<Stack>,
-  { oidc = true }: { oidc?: boolean } = {},
+  { providerName = '127.0.0.1', providerListen = '127.0.0.1' }: ConsoleSuiteOptions = {},
 ): void {
   let stack: Stack;
-  let provider: TestOidcProvider | null = null;
+  let provider: TestOidcProvider;
   let scratch: string;
   let browser: ConsoleBrowser | null = null;
 
   beforeAll(async () => {
     scratch = await mkdtemp(join(tmpdir(), 'gw-console-'));
-    if (!oidc) {
-      stack = await start({ env: {} });
-      return;
-    }
-    const pki = createTestPki();
+    const pki = createTestPki(providerName === '127.0.0.1' ? undefined : providerName);
     const caFile = join(scratch, 'provider-ca.pem');
-    await writeFile(caFile, pki.caPem);
-    provider = await TestOidcProvider.start(pki, []);
+    await writeFile(caFile, pki.caPem, { mode: 0o644 });
+    provider = await TestOidcProvider.start(pki, [], {
+      name: providerName,
+      listen: providerListen,
+    });
     const settings = join(scratch, 'gateway.yaml');
     await writeFile(
       settings,
@@ -64,7 +74,16 @@ export function consoleSuite(
         '',
       ].join('\n'),
     );
-    stack = await start({ env: { GATEWAY_SETTINGS: settings, OIDC_CA_FILE: caFile } });
+    stack = await start({
+      env: { GATEWAY_SETTINGS: settings, OIDC_CA_FILE: caFile },
+      caFile,
+      defaultConf: {
+        open_id_connect_enabled: 'true',
+        oidc_discovery: `"${provider.discoveryUrl}"`,
+        console_oidc_client_id: `"${CONSOLE_CLIENT}"`,
+        console_oidc_scope: '"openid api"',
+      },
+    });
     // Empty redirect_uri in default.conf: the provider returns to the console's own address.
     provider.allowBrowserClient(CONSOLE_CLIENT, [`${stack.baseUrl}/console/`]);
     const res = await call(CLIENTS, {
@@ -98,7 +117,7 @@ export function consoleSuite(
   const withKey = (key: string, path = '/api') => call(path, { headers: apk(key) });
 
   const open = async (): Promise<Page> => {
-    browser = await openConsoleBrowser(stack.fqdn);
+    browser = await openConsoleBrowser([stack.fqdn, providerName]);
     await browser.page.goto(`${stack.baseUrl}/console/`, { waitUntil: 'networkidle0' });
     return browser.page;
   };
@@ -170,14 +189,12 @@ export function consoleSuite(
       expect(config.headers['content-type']).toBe('application/json');
       expect(config.json).toEqual({
         api_keys: true,
-        oidc: provider
-          ? {
-              discovery: provider.discoveryUrl,
-              client_id: CONSOLE_CLIENT,
-              scope: 'openid api',
-              redirect_uri: '',
-            }
-          : null,
+        oidc: {
+          discovery: provider.discoveryUrl,
+          client_id: CONSOLE_CLIENT,
+          scope: 'openid api',
+          redirect_uri: '',
+        },
       });
       expect((await call('/console/', { method: 'POST' })).status).toBe(405);
       // The exception is the console's files only: management and the app still need a key.
@@ -356,49 +373,43 @@ export function consoleSuite(
       expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     });
 
-    // The provider runs in this process: only a gateway on this machine reaches it.
-    if (oidc)
-      test('OpenID Connect sign-in: authorization code with PKCE, back to the console, then bearer calls', async () => {
-        const page = await open();
-        await page.click('#oidc-sign-in');
-        await page.waitForSelector('input[name="login"]');
-        await shot('oidc-provider-login');
-        await page.type('input[name="login"]', OPERATOR);
-        const password = await page.$('input[name="password"]');
-        if (password) await password.type('any password');
+    test('OpenID Connect sign-in: authorization code with PKCE, back to the console, then bearer calls', async () => {
+      const page = await open();
+      await page.click('#oidc-sign-in');
+      await page.waitForSelector('input[name="login"]');
+      await shot('oidc-provider-login');
+      await page.type('input[name="login"]', OPERATOR);
+      const password = await page.$('input[name="password"]');
+      if (password) await password.type('any password');
+      await Promise.all([page.waitForNavigation(), page.click('button[type="submit"]')]);
+      // The provider asks for consent once.
+      if (!page.url().startsWith(stack.baseUrl)) {
         await Promise.all([page.waitForNavigation(), page.click('button[type="submit"]')]);
-        // The provider asks for consent once.
-        if (!page.url().startsWith(stack.baseUrl)) {
-          await Promise.all([page.waitForNavigation(), page.click('button[type="submit"]')]);
-        }
-        await heading(page, 'API clients');
-        await page.waitForSelector('tbody tr');
-        await shot('oidc-signed-in');
-        // The code is gone from the address bar.
-        expect(page.url()).toBe(`${stack.baseUrl}/console/`);
+      }
+      await heading(page, 'API clients');
+      await page.waitForSelector('tbody tr');
+      await shot('oidc-signed-in');
+      // The code is gone from the address bar.
+      expect(page.url()).toBe(`${stack.baseUrl}/console/`);
 
-        const seen = browser!.requests;
-        const authorize = seen.find((r) => r.url.startsWith(`${provider!.issuer}/auth`));
-        expect(authorize, seen.map((r) => r.url).join('\n')).toBeDefined();
-        const params = new URL(authorize!.url).searchParams;
-        expect(params.get('code_challenge_method')).toBe('S256');
-        expect(params.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
-        expect(params.get('redirect_uri')).toBe(`${stack.baseUrl}/console/`);
-        expect(params.get('client_id')).toBe(CONSOLE_CLIENT);
-        const token = seen.find((r) => r.url === `${provider!.issuer}/token`);
-        expect(new URLSearchParams(token!.body).get('code_verifier')).toMatch(
-          /^[A-Za-z0-9_-]{43}$/,
-        );
-        const management = seen.filter((r) =>
-          new URL(r.url).pathname.startsWith('/v1/management/'),
-        );
-        expect(management.length).toBeGreaterThan(0);
-        for (const r of management) expect(r.headers.authorization).toMatch(/^Bearer ey/);
-        expect(await page.$eval('.who', (w) => w.textContent)).toMatch(/OpenID Connect/);
-        await page.click('#sign-out');
-        await heading(page, 'Sign in');
-        expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
-      });
+      const seen = browser!.requests;
+      const authorize = seen.find((r) => r.url.startsWith(`${provider.issuer}/auth`));
+      expect(authorize, seen.map((r) => r.url).join('\n')).toBeDefined();
+      const params = new URL(authorize!.url).searchParams;
+      expect(params.get('code_challenge_method')).toBe('S256');
+      expect(params.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(params.get('redirect_uri')).toBe(`${stack.baseUrl}/console/`);
+      expect(params.get('client_id')).toBe(CONSOLE_CLIENT);
+      const token = seen.find((r) => r.url === `${provider.issuer}/token`);
+      expect(new URLSearchParams(token!.body).get('code_verifier')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      const management = seen.filter((r) => new URL(r.url).pathname.startsWith('/v1/management/'));
+      expect(management.length).toBeGreaterThan(0);
+      for (const r of management) expect(r.headers.authorization).toMatch(/^Bearer ey/);
+      expect(await page.$eval('.who', (w) => w.textContent)).toMatch(/OpenID Connect/);
+      await page.click('#sign-out');
+      await heading(page, 'Sign in');
+      expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    });
 
     // These two need the routes of issue 12 (rotate, audit-events).
     test('rotate with a grace period of 0: the new key works at once, the old one is refused', async () => {

@@ -52,8 +52,16 @@ export class TestOidcProvider {
     this.handler = this.build().callback();
   }
 
-  /** Starts a provider that knows `clients` (each with the secret `secret-<id>`). */
-  static async start(pki: TestPki, clients: string[]): Promise<TestOidcProvider> {
+  /**
+   * Starts a provider that knows `clients` (each with the secret `secret-<id>`). By default on
+   * loopback as `https://127.0.0.1:<port>`; `name` and `listen` serve it under another name on
+   * another address (e.g. `host.containers.internal` on every interface, for containers).
+   */
+  static async start(
+    pki: TestPki,
+    clients: string[],
+    { name = '127.0.0.1', listen = '127.0.0.1' }: { name?: string; listen?: string } = {},
+  ): Promise<TestOidcProvider> {
     let provider: TestOidcProvider | null = null;
     const server = createServer({ key: pki.serverKeyPem, cert: pki.serverCertPem }, (req, res) => {
       if (!provider) {
@@ -65,9 +73,9 @@ export class TestOidcProvider {
       if (path === '/.well-known/openid-configuration') provider.hits.discovery += 1;
       provider.handler(req, res);
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(0, listen, resolve));
     const { port } = server.address() as AddressInfo;
-    provider = new TestOidcProvider(server, `https://127.0.0.1:${port}`, clients, pki);
+    provider = new TestOidcProvider(server, `https://${name}:${port}`, clients, pki);
     return provider;
   }
 
