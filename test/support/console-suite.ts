@@ -225,6 +225,13 @@ export function consoleSuite(
       await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 1);
       await shot('clients');
 
+      // Keyboard: Escape closes a panel, and focus goes back to where panels open.
+      await page.click('#new-client');
+      await page.waitForSelector('#create-name');
+      await page.keyboard.press('Escape');
+      await page.waitForFunction(() => document.querySelector('#panel-create') === null);
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('new-client');
+
       await rowAction(page, name, 'delete');
       await page.waitForSelector('#confirm-delete');
       await shot('delete-confirmation');

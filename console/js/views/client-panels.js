@@ -31,6 +31,13 @@ async function submit(app, action) {
   await loadClients(app);
 }
 
+/** Escape closes a panel, as it closes a dialog. */
+function onKey(app) {
+  return (event) => {
+    if (event.key === 'Escape') close(app);
+  };
+}
+
 function showKey(app, title, token) {
   app.clients.panel = { kind: 'key', title, token, error: null };
 }
@@ -56,7 +63,7 @@ function createPanel(app, p) {
     });
   };
   const fields = ['name', 'is_admin', 'generate_api_key', 'api_client_id', 'expires_at'];
-  return html`<form class="panel stack" id="panel-create" aria-labelledby="create-title" @submit=${onSubmit}>
+  return html`<form class="panel stack" id="panel-create" @keydown=${onKey(app)} aria-labelledby="create-title" @submit=${onSubmit}>
     <h3 id="create-title">New API client</h3>
     ${textField({ form: 'create', name: 'name', label: 'Name', required: true, error: p.error })}
     ${checkField({ form: 'create', name: 'is_admin', label: 'Admin (may use the management API)', error: p.error })}
@@ -90,7 +97,7 @@ function editPanel(app, p) {
     });
   };
   const fields = ['name', 'is_admin', 'api_client_id', 'expires_at'];
-  return html`<form class="panel stack" id="panel-edit" aria-labelledby="edit-title" @submit=${onSubmit}>
+  return html`<form class="panel stack" id="panel-edit" @keydown=${onKey(app)} aria-labelledby="edit-title" @submit=${onSubmit}>
     <h3 id="edit-title">Edit API client ${c.id}</h3>
     ${textField({ form: 'edit', name: 'name', label: 'Name', value: c.name, required: true, error: p.error })}
     ${checkField({ form: 'edit', name: 'is_admin', label: 'Admin (may use the management API)', checked: c.is_admin, error: p.error })}
@@ -119,7 +126,7 @@ function rotatePanel(app, p) {
       };
     });
   };
-  return html`<form class="panel stack" id="panel-rotate" aria-labelledby="rotate-title" @submit=${onSubmit}>
+  return html`<form class="panel stack" id="panel-rotate" @keydown=${onKey(app)} aria-labelledby="rotate-title" @submit=${onSubmit}>
     <h3 id="rotate-title">Rotate the key of ${c.name}</h3>
     ${textField({
       form: 'rotate',
@@ -147,7 +154,7 @@ function deletePanel(app, p) {
       app.clients.panel = null;
       app.message = { kind: 'notice', text: `Deleted API client ${c.id}.` };
     });
-  return html`<section class="panel" id="panel-delete" role="alertdialog" aria-labelledby="delete-title">
+  return html`<section class="panel" id="panel-delete" @keydown=${onKey(app)} role="alertdialog" aria-labelledby="delete-title">
     <h3 id="delete-title">Delete ${c.name}?</h3>
     <p>Its key and tokens are refused at once. This cannot be undone.</p>
     ${formErrors(p.error, [])}
@@ -169,7 +176,7 @@ async function copy(token, event) {
 }
 
 function keyPanel(app, p) {
-  return html`<section class="panel" id="panel-key" aria-labelledby="key-title">
+  return html`<section class="panel" id="panel-key" @keydown=${onKey(app)} aria-labelledby="key-title">
     <h3 id="key-title">${p.title}</h3>
     <p class="warning" role="alert">Copy this key now: it is shown only once and cannot be read again.</p>
     <label for="new-key">API key</label>
