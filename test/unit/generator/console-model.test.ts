@@ -1,5 +1,4 @@
 import { describe, expect, test } from 'vitest';
-import { CONSOLE_NGINX } from '../../../common/contract.js';
 import { parseSettings } from '../../../generator/index.js';
 import { CONSOLE_CSP, defaultConfModel } from '../../../generator/template-model.js';
 
@@ -26,11 +25,26 @@ describe("the console's location (issue 14)", () => {
   test('a strict CSP: nothing inline, nothing from elsewhere but the provider Lua names', () => {
     expect(CONSOLE_CSP).toBe(
       "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
-        `connect-src 'self' ${CONSOLE_NGINX.connectOriginVariable}; frame-ancestors 'none'; ` +
+        "connect-src 'self' $console_connect_origin; frame-ancestors 'none'; " +
         "base-uri 'none'; form-action 'self'",
     );
     expect(CONSOLE_CSP).not.toMatch(/unsafe|\*|data:/);
     expect(header({}, 'Content-Security-Policy')).toEqual([`"${CONSOLE_CSP}"`]);
+  });
+
+  test('the location, its files, its config answer and the named location used when off', () => {
+    const model = consoleOf({});
+    expect(model.path).toBe('/console/');
+    expect(model.staticRoot).toBe('$gateway_static_root');
+    expect(model.configPath).toBe('/console/config.json');
+    expect(model.offLocation).toBe('@console_off');
+    expect(model.headers).toEqual([
+      { name: 'Strict-Transport-Security', value: '"max-age=31536000"' },
+      { name: 'Content-Security-Policy', value: `"${CONSOLE_CSP}"` },
+      { name: 'X-Content-Type-Options', value: 'nosniff' },
+      { name: 'Referrer-Policy', value: 'no-referrer' },
+      { name: 'Cache-Control', value: 'no-cache' },
+    ]);
   });
 
   test("HSTS is repeated in the location (a location's add_header drops the server's)", () => {
