@@ -85,7 +85,10 @@ export function consoleSuite(
       },
     });
     // Empty redirect_uri in default.conf: the provider returns to the console's own address.
-    provider.allowBrowserClient(CONSOLE_CLIENT, [`${stack.baseUrl}/console/`]);
+    provider.allowBrowserClient(CONSOLE_CLIENT, [
+      `${stack.baseUrl}/console/`,
+      `${stack.baseUrl}/console/index.html`,
+    ]);
     const res = await call(CLIENTS, {
       method: 'POST',
       headers: apk(stack.adminKey),
@@ -161,6 +164,32 @@ export function consoleSuite(
   const seeAll = (page: Page) =>
     // The largest page, so that the rows a test created are on it.
     page.select('#limit', '1000').then(() => page.waitForSelector('tbody tr'));
+
+  /** Through the provider's own pages: login (any password), consent, back to the console. */
+  const signInWithProvider = async (page: Page, screenshot = false) => {
+    await page.click('#oidc-sign-in');
+    await page.waitForSelector('input[name="login"]');
+    if (screenshot) await shot('oidc-provider-login');
+    await page.type('input[name="login"]', OPERATOR);
+    const password = await page.$('input[name="password"]');
+    if (password) await password.type('any password');
+    await Promise.all([page.waitForNavigation(), page.click('button[type="submit"]')]);
+    // The provider asks for consent once per sign-in session.
+    if (!page.url().startsWith(stack.baseUrl)) {
+      await Promise.all([page.waitForNavigation(), page.click('button[type="submit"]')]);
+    }
+    await heading(page, 'API clients');
+    await page.waitForSelector('tbody tr');
+  };
+  /** Rewrites one `set $name value;` line of the mounted default.conf (edit, then restart). */
+  const editDefaultConf = async (name: string, value: string) => {
+    const file = join(stack.configDir, 'nginx/conf.d/default.conf');
+    const text = await readFile(file, 'utf8');
+    const line = new RegExp(`^(\\s*set \\$${name}) .*;$`, 'm');
+    expect(text).toMatch(line);
+    await writeFile(file, text.replace(line, `$1 ${value};`));
+  };
+  const requestTo = (prefix: string) => browser!.requests.find((r) => r.url.startsWith(prefix));
 
   describe('the console (issue 14)', () => {
     test('its files are public with a strict CSP; config.json says what sign-in offers; nothing else opens', async () => {
@@ -382,19 +411,7 @@ export function consoleSuite(
 
     test('OpenID Connect sign-in: authorization code with PKCE, back to the console, then bearer calls', async () => {
       const page = await open();
-      await page.click('#oidc-sign-in');
-      await page.waitForSelector('input[name="login"]');
-      await shot('oidc-provider-login');
-      await page.type('input[name="login"]', OPERATOR);
-      const password = await page.$('input[name="password"]');
-      if (password) await password.type('any password');
-      await Promise.all([page.waitForNavigation(), page.click('button[type="submit"]')]);
-      // The provider asks for consent once.
-      if (!page.url().startsWith(stack.baseUrl)) {
-        await Promise.all([page.waitForNavigation(), page.click('button[type="submit"]')]);
-      }
-      await heading(page, 'API clients');
-      await page.waitForSelector('tbody tr');
+      await signInWithProvider(page, true);
       await shot('oidc-signed-in');
       // The code is gone from the address bar.
       expect(page.url()).toBe(`${stack.baseUrl}/console/`);
@@ -474,11 +491,23 @@ export function consoleSuite(
       await shot('audit');
     });
 
+    test('OpenID Connect sign-in returns to the redirect_uri set in default.conf', async () => {
+      const target = `${stack.baseUrl}/console/index.html`;
+      await editDefaultConf('oidc_redirect_uri', `"${target}"`);
+      await stack.restart();
+      const config = await call('/console/config.json');
+      expect((config.json as { oidc: { redirect_uri: string } }).oidc.redirect_uri).toBe(target);
+      const page = await open();
+      await signInWithProvider(page);
+      expect(page.url()).toBe(target);
+      const authorize = requestTo(`${provider.issuer}/auth`);
+      expect(new URL(authorize!.url).searchParams.get('redirect_uri')).toBe(target);
+      const token = requestTo(`${provider.issuer}/token`);
+      expect(new URLSearchParams(token!.body).get('redirect_uri')).toBe(target);
+    }, 180_000);
+
     test('switched off in default.conf, /console/ is authenticated like any path', async () => {
-      const file = join(stack.configDir, 'nginx/conf.d/default.conf');
-      const text = await readFile(file, 'utf8');
-      expect(text).toMatch(/^\s*set \$console_enabled true;$/m);
-      await writeFile(file, text.replace(/^(\s*set \$console_enabled) true;$/m, '$1 false;'));
+      await editDefaultConf('console_enabled', 'false');
       await stack.restart();
       expect((await call('/console/')).status).toBe(401);
       expect((await call('/console/config.json')).status).toBe(401);
