@@ -113,6 +113,25 @@ export const NGINX_NAMES = {
   maxAgeVariable: '$auth_cache_max_age_ms',
 } as const;
 
+/**
+ * The browser console's names in default.conf and nginx.conf, read by the generator and the Lua
+ * code (docs/decisions/20261123-console.md).
+ */
+export const CONSOLE_NGINX = {
+  /** `set` in default.conf: true serves the console's files without a credential. */
+  enabledVariable: '$console_enabled',
+  oidcClientIdVariable: '$console_oidc_client_id',
+  oidcScopeVariable: '$console_oidc_scope',
+  /** Filled by Lua per request with the OIDC provider's origin, for the CSP's connect-src. */
+  connectOriginVariable: '$console_connect_origin',
+  /** The named location that takes /console/ to the app while the console is off. */
+  offLocation: '@console_off',
+  /** Set in nginx.conf (a `map`): the folder that holds `console/`, the package root. */
+  staticRootVariable: '$gateway_static_root',
+  /** The console's own JSON settings, answered by Lua from the variables above. */
+  configPath: '/console/config.json',
+} as const;
+
 /** The largest `auth_cache.max_age_ms` the settings accept. */
 export const MAX_AGE_LIMIT_MS = 3_600_000;
 

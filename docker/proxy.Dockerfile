@@ -22,7 +22,7 @@ COPY . .
 # time from the package root (e.g. sidecar/db/migrations/*.sql), at the same relative paths.
 RUN npm run build \
     && mkdir -p /runtime \
-    && cp -r dist templates lua /runtime/ \
+    && cp -r dist templates lua console /runtime/ \
     && for dir in sidecar engine generator native; do \
          if [ -d "$dir" ]; then find "$dir" -type f ! -name '*.ts' -exec cp --parents -t /runtime {} +; fi; \
        done

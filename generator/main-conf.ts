@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { CONSOLE_NGINX } from '../common/contract.js';
 import { packageRoot } from '../common/package-root.js';
 import { SettingsError } from './errors.js';
 import { replaceFile } from './file-writes.js';
@@ -29,6 +30,8 @@ const mainConfSchema = z.strictObject({
   user: z.string().regex(USER_NAME, { message: 'must be a user name' }).optional(),
   /** The folder holding the `gateway` Lua package; default: `lua/` of this package. */
   luaDir: absolutePath.optional(),
+  /** The folder holding `console/` (the browser console's files); default: this package. */
+  staticRoot: absolutePath.optional(),
   /** Dynamic modules to load (the Lua module where nginx has it as one); default: detected. */
   modules: z.array(absolutePath).optional(),
 });
@@ -69,6 +72,10 @@ export function renderMainConf(options: MainConfOptions): string {
     modules: (o.modules ?? detectModules()).map((m) => quoted(m)),
     // `;;` keeps the default search path, where Debian and OpenResty keep resty.core.
     luaPackagePath: quoted(`${join(luaDir, '?.lua')};;`),
+    staticRoot: {
+      name: CONSOLE_NGINX.staticRootVariable,
+      value: quoted(o.staticRoot ?? packageRoot()),
+    },
     workerProcesses: String(o.workerProcesses),
     workerConnections: o.workerConnections,
     pid: quoted(join(o.runtimeDir, 'nginx.pid')),

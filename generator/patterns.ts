@@ -27,6 +27,9 @@ export const URL_TEXT = /^[A-Za-z0-9._~:/?#[\]@!&()*+,=%-]+$/;
 /** A token such as a claim name or an audience: URL characters, without `;` and quotes. */
 export const TOKEN = /^[A-Za-z0-9._~:/?#[\]@!&()*+,=%-]{1,256}$/;
 
+/** OAuth scopes separated by single spaces, e.g. `openid profile` (rendered quoted). */
+export const SCOPE_LIST = /^[A-Za-z0-9._:/-]{1,128}(?: [A-Za-z0-9._:/-]{1,128}){0,15}$/;
+
 /** An OpenSSL cipher string, e.g. `HIGH:!aNULL:!MD5` or `DEFAULT@SECLEVEL=2`. */
 export const CIPHER_LIST = /^[A-Za-z0-9!+@=:._-]{1,2048}$/;
 

@@ -6,6 +6,7 @@ import {
   DNS_NAME,
   HOST_PORT,
   IPV4,
+  SCOPE_LIST,
   TOKEN,
   UNIX_SOCKET,
   URL_TEXT,
@@ -186,6 +187,22 @@ export const timeoutsSchema = z.strictObject({
   upstream_read_s: z.number().int().min(1).max(86_400).default(60),
 });
 
+export const consoleSchema = z.strictObject({
+  /**
+   * The browser console at /console/: while true its static files (no data in them) are served
+   * without a credential; false: /console/ reaches the app, authenticated like any path.
+   */
+  enabled: z.boolean().default(true),
+  /** The console's client id at the OpenID Connect provider (a public client); empty: no OIDC sign-in. */
+  oidc_client_id: allowListed(TOKEN, 'a client id', TOKEN, { allowEmpty: true }).default(''),
+  /** The scopes the console asks the provider for, space-separated. */
+  oidc_scope: allowListed(
+    SCOPE_LIST,
+    'scopes such as "openid profile"',
+    CHARSET('A-Za-z0-9._:/ -'),
+  ).default('openid'),
+});
+
 /** Strict-Transport-Security on every answer: the gateway speaks HTTPS only. 0: not sent. */
 const hstsMaxAge = z.number().int().min(0).max(63_072_000).default(31_536_000);
 
@@ -209,6 +226,7 @@ export const settingsObjectSchema = z.strictObject({
   auth_cache: authCacheSchema.prefault({}),
   timeouts: timeoutsSchema.prefault({}),
   hsts_max_age_s: hstsMaxAge,
+  console: consoleSchema.prefault({}),
 });
 
 /** The complete settings schema: per-field rules plus the rules that span fields. */
@@ -248,4 +266,5 @@ export const ALLOWED_KEYS: Record<string, string[]> = {
   tls: Object.keys(tlsSchema.shape),
   auth_cache: Object.keys(authCacheSchema.shape),
   timeouts: Object.keys(timeoutsSchema.shape),
+  console: Object.keys(consoleSchema.shape),
 };

@@ -1,4 +1,5 @@
 import {
+  CONSOLE_NGINX,
   CONTROL,
   DECISION_VARIABLES,
   FORWARDED_TO_SIDECAR,
@@ -48,6 +49,22 @@ export interface DefaultConfModel {
   auth: LocationModel & { path: string; readTimeout: string };
   management: LocationModel & { path: string };
   app: LocationModel & { readTimeout: string };
+  console: ConsoleModel;
+}
+
+/** The browser console's location (docs/decisions/20261123-console.md). */
+export interface ConsoleModel {
+  path: string;
+  /** `set` lines operators edit: the switch and the console's OIDC client. */
+  settings: NameValue[];
+  /** The named location that takes /console/ to the app while the console is off. */
+  offLocation: string;
+  /** nginx.conf's variable holding the folder that contains `console/`. */
+  staticRoot: string;
+  /** The console's settings as JSON, answered by Lua from the `set` lines. */
+  configPath: string;
+  /** Headers of every console answer: the security headers again (add_header in a location drops the server's) and the CSP. */
+  headers: NameValue[];
 }
 
 /** The decision cache in shared memory and the control endpoint that invalidates it. */
@@ -73,6 +90,7 @@ export interface SslConfModel {
 }
 
 const APP_UPSTREAM = 'gateway_app';
+const CONSOLE_PATH = '/console/';
 const MANAGEMENT_PATH = '/v1/management/';
 const SIDECAR_UPSTREAM = 'gateway_sidecar';
 
@@ -179,6 +197,7 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       // and an HTML body (a proxied prefix location redirects); nothing lives there: JSON 404.
       `= ${MANAGEMENT_PATH.slice(0, -1)}`,
     ],
+    console: consoleModel(settings, securityHeaders),
     auth: {
       path: CONTROL.auth,
       proxyPass: `http://${SIDECAR_UPSTREAM}/auth`,
@@ -208,6 +227,46 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
         { name: 'Authorization', value: '""' },
       ],
     },
+  };
+}
+
+/**
+ * The console's content security policy: nothing inline, nothing from elsewhere. `connect-src`
+ * ends with the variable the Lua code fills with the OIDC provider's origin (from
+ * $oidc_discovery at request time, so an edited default.conf is followed).
+ */
+export const CONSOLE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  `connect-src 'self' ${CONSOLE_NGINX.connectOriginVariable}`,
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+].join('; ');
+
+function consoleModel(settings: Settings, securityHeaders: NameValue[]): ConsoleModel {
+  return {
+    path: CONSOLE_PATH,
+    settings: [
+      { name: CONSOLE_NGINX.enabledVariable, value: flag(settings.console.enabled) },
+      { name: CONSOLE_NGINX.oidcClientIdVariable, value: quoted(settings.console.oidc_client_id) },
+      { name: CONSOLE_NGINX.oidcScopeVariable, value: quoted(settings.console.oidc_scope) },
+      // Filled by the Lua code on each console request; declared so the CSP header can use it.
+      { name: CONSOLE_NGINX.connectOriginVariable, value: '""' },
+    ],
+    offLocation: CONSOLE_NGINX.offLocation,
+    staticRoot: CONSOLE_NGINX.staticRootVariable,
+    configPath: CONSOLE_NGINX.configPath,
+    headers: [
+      ...securityHeaders,
+      { name: 'Content-Security-Policy', value: `"${CONSOLE_CSP}"` },
+      { name: 'X-Content-Type-Options', value: 'nosniff' },
+      { name: 'Referrer-Policy', value: 'no-referrer' },
+      // Small files, changed only by an upgrade: revalidated every time, never stale.
+      { name: 'Cache-Control', value: 'no-cache' },
+    ],
   };
 }
 

@@ -22,9 +22,10 @@ START_PACKAGES=(
   openssl ca-certificates
 )
 # What `npm test` needs beyond that: openssl's CLI for the test PKI, wrk (the bench smoke
-# test), git (the fresh-clone test). The container engine's packages are
+# test), git (the fresh-clone test), chromium (the console's tests drive it through
+# puppeteer-core; nothing is downloaded at run time). The container engine's packages are
 # docker/setup-podman.sh's.
-TEST_PACKAGES=(wrk git)
+TEST_PACKAGES=(wrk git chromium)
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 die() {

@@ -42,6 +42,13 @@ return {
     valid_until = "X-Gateway-Valid-Until",
   },
   refusal_headers = { "WWW-Authenticate", "X-jwt-error" },
+  console = {
+    enabled_variable = "console_enabled",
+    oidc_client_id_variable = "console_oidc_client_id",
+    oidc_scope_variable = "console_oidc_scope",
+    connect_origin_variable = "console_connect_origin",
+    off_location = "@console_off",
+  },
   allowed_methods = { "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS" },
   answers = {
     bad_header = { status = 400, body = "{\"errors\":[{\"code\":\"BAD_HEADER\",\"message\":\"A request header contains control characters.\"}]}" },

@@ -73,6 +73,7 @@ test('the main nginx.conf renders as its golden file', async () => {
     accessLog: 'stdout',
     user: 'nginx',
     luaDir: '/opt/gateway/lua',
+    staticRoot: '/opt/gateway',
     // As on Debian; OpenResty has none (the Lua module is built in).
     modules: [
       '/usr/lib/nginx/modules/ndk_http_module.so',

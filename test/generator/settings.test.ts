@@ -74,7 +74,30 @@ describe('defaults', () => {
       },
       timeouts: { auth_ms: 3_000, upstream_read_s: 60 },
       hsts_max_age_s: 31_536_000,
+      console: { enabled: true, oidc_client_id: '', oidc_scope: 'openid' },
     });
+  });
+
+  test("the console's settings are allow-listed like every value that reaches nginx", () => {
+    const on = parseSettings({
+      console: { oidc_client_id: 'gateway-console', oidc_scope: 'openid api' },
+    });
+    expect(on.console).toEqual({
+      enabled: true,
+      oidc_client_id: 'gateway-console',
+      oidc_scope: 'openid api',
+    });
+    expect(parseSettings({ console: { enabled: false } }).console.enabled).toBe(false);
+    expect(
+      problemsOf({ console: { oidc_client_id: 'a"b', oidc_scope: 'openid  api', shown: 1 } }),
+    ).toEqual([
+      expect.stringMatching(/^console\.oidc_client_id: must not contain a double quote/),
+      expect.stringMatching(/^console\.oidc_scope: /),
+      expect.stringMatching(/console.*shown/),
+    ]);
+    expect(problemsOf({ console: { oidc_scope: 'openid;' } })).toEqual([
+      expect.stringMatching(/^console\.oidc_scope: must not contain a semicolon/),
+    ]);
   });
 
   test('the decision cache, timeouts and HSTS are bounded settings', () => {

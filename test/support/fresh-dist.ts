@@ -35,12 +35,21 @@ export function staleSources(): string[] {
     .map(({ source }) => relative(ROOT, source));
 }
 
+/** The console's vendored lit-html (the build's second step), when missing or older than its package. */
+function vendorConsole(): void {
+  const vendored = statSync(join(ROOT, 'console/vendor/lit-html.js'), { throwIfNoEntry: false });
+  const source = statSync(join(ROOT, 'node_modules/lit-html/lit-html.js'));
+  if (vendored && vendored.mtimeMs >= source.mtimeMs) return;
+  execFileSync(process.execPath, [join(ROOT, 'scripts/vendor-console.mjs')], { stdio: 'inherit' });
+}
+
 /**
  * Vitest global setup: tests that start `dist/` (the native stack, the bootstrap test, the
  * bench smoke test) must run the code in the work tree, so a stale dist/ is rebuilt first.
  * `npx vitest run <file>` thus never tests yesterday's build.
  */
 export default function setup(): void {
+  vendorConsole();
   const stale = staleSources();
   if (stale.length === 0) return;
   const shown = stale.slice(0, 3).join(', ') + (stale.length > 3 ? ', ...' : '');

@@ -40,6 +40,8 @@ export class TestOidcProvider {
   /** Newest first: the first key signs, all are published. */
   readonly keys: SigningKey[] = [newRsaKey()];
   private handler: ReturnType<Provider['callback']>;
+  /** Public clients signing in a person (authorization code + PKCE), e.g. the console. */
+  private browserClients: Array<{ clientId: string; redirectUris: string[] }> = [];
 
   private constructor(
     private readonly server: Server,
@@ -50,8 +52,16 @@ export class TestOidcProvider {
     this.handler = this.build().callback();
   }
 
-  /** Starts a provider that knows `clients` (each with the secret `secret-<id>`). */
-  static async start(pki: TestPki, clients: string[]): Promise<TestOidcProvider> {
+  /**
+   * Starts a provider that knows `clients` (each with the secret `secret-<id>`). By default on
+   * loopback as `https://127.0.0.1:<port>`; `name` and `listen` serve it under another name on
+   * another address (e.g. `host.containers.internal` on every interface, for containers).
+   */
+  static async start(
+    pki: TestPki,
+    clients: string[],
+    { name = '127.0.0.1', listen = '127.0.0.1' }: { name?: string; listen?: string } = {},
+  ): Promise<TestOidcProvider> {
     let provider: TestOidcProvider | null = null;
     const server = createServer({ key: pki.serverKeyPem, cert: pki.serverCertPem }, (req, res) => {
       if (!provider) {
@@ -63,9 +73,9 @@ export class TestOidcProvider {
       if (path === '/.well-known/openid-configuration') provider.hits.discovery += 1;
       provider.handler(req, res);
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(0, listen, resolve));
     const { port } = server.address() as AddressInfo;
-    provider = new TestOidcProvider(server, `https://127.0.0.1:${port}`, clients, pki);
+    provider = new TestOidcProvider(server, `https://${name}:${port}`, clients, pki);
     return provider;
   }
 
@@ -121,6 +131,16 @@ export class TestOidcProvider {
     return this.signingKey;
   }
 
+  /**
+   * Registers a public client for a browser sign-in (authorization code with PKCE, no secret)
+   * and turns on the provider's development login pages, where any login is accepted: the
+   * login becomes the token's `sub`.
+   */
+  allowBrowserClient(clientId: string, redirectUris: string[]): void {
+    this.browserClients.push({ clientId, redirectUris });
+    this.handler = this.build().callback();
+  }
+
   /** Stops publishing the oldest key, as an operator does once its tokens have expired. */
   retireOldestKey(): void {
     if (this.keys.length < 2) throw new Error('the provider needs a key to sign with');
@@ -138,21 +158,30 @@ export class TestOidcProvider {
 
   private build(): Provider {
     const provider = new Provider(this.issuer, {
-      clients: this.clients.map((id) => ({
-        client_id: id,
-        client_secret: `secret-${id}`,
-        grant_types: ['client_credentials'],
-        redirect_uris: [],
-        response_types: [],
-        token_endpoint_auth_method: 'client_secret_post',
-      })),
+      clients: [
+        ...this.clients.map((id) => ({
+          client_id: id,
+          client_secret: `secret-${id}`,
+          grant_types: ['client_credentials'],
+          redirect_uris: [],
+          response_types: [],
+          token_endpoint_auth_method: 'client_secret_post',
+        })),
+        ...this.browserClients.map(({ clientId, redirectUris }) => ({
+          client_id: clientId,
+          grant_types: ['authorization_code'],
+          redirect_uris: redirectUris,
+          response_types: ['code'],
+          token_endpoint_auth_method: 'none',
+        })),
+      ],
       jwks: { keys: this.keys.map((k) => k.jwk) },
       // What discovery advertises in id_token_signing_alg_values_supported.
       enabledJWA: { idTokenSigningAlgValues: ['RS256'] },
       cookies: { keys: [randomBytes(16).toString('hex')] },
       ttl: { ClientCredentials: 600 },
       features: {
-        devInteractions: { enabled: false },
+        devInteractions: { enabled: this.browserClients.length > 0 },
         clientCredentials: { enabled: true },
         resourceIndicators: {
           enabled: true,

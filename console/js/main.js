@@ -1,0 +1,87 @@
+// The console's entry point: reads its settings, completes an OpenID Connect return, and
+// renders one screen at a time. Every server value reaches the page through lit-html's
+// text bindings, never as markup.
+import { render } from '../vendor/lit-html.js';
+import { ApiError } from './api.js';
+import { completeSignIn } from './oidc.js';
+import * as session from './session.js';
+import { auditScreen, loadAudit } from './views/audit.js';
+import { clientsScreen, loadClients } from './views/clients.js';
+import { layout } from './views/layout.js';
+import { signInScreen } from './views/sign-in.js';
+
+const root = document.getElementById('app');
+
+/** What every view reads and calls: the settings, the state, and the few transitions. */
+const app = {
+  config: { api_keys: false, oidc: null },
+  screen: 'sign-in',
+  /** A message for the whole screen: `{kind: 'error'|'notice', text}` or null. */
+  message: null,
+  clients: { sort: 'id', limit: 25, cursor: null, filter: '', page: null, panel: null },
+  audit: { action: '', limit: 50, cursor: null, page: null },
+  update() {
+    render(layout(app, screenOf(app)), root);
+  },
+  /** Shows another screen and loads its data. */
+  async go(screen) {
+    app.screen = screen;
+    app.message = null;
+    app.update();
+    if (screen === 'clients') await loadClients(app);
+    if (screen === 'audit') await loadAudit(app);
+    const heading = root.querySelector('h2');
+    if (heading) heading.focus();
+  },
+  /** Handles a failed call no form can place: 401 signs out, 403 names what is missing. */
+  fail(err) {
+    if (err instanceof ApiError && err.status === 401) {
+      session.clear();
+      app.screen = 'sign-in';
+      app.message = { kind: 'error', text: 'The gateway refused the credential: sign in again.' };
+    } else if (err instanceof ApiError && err.status === 403) {
+      app.message = { kind: 'error', text: 'An admin credential is needed for this.' };
+    } else {
+      app.message = { kind: 'error', text: err instanceof Error ? err.message : String(err) };
+    }
+    app.update();
+  },
+  signOut() {
+    session.clear();
+    app.clients = { sort: 'id', limit: 25, cursor: null, filter: '', page: null, panel: null };
+    app.audit = { action: '', limit: 50, cursor: null, page: null };
+    app.screen = 'sign-in';
+    app.message = { kind: 'notice', text: 'Signed out.' };
+    app.update();
+  },
+};
+
+function screenOf(a) {
+  if (a.screen === 'clients') return clientsScreen(a);
+  if (a.screen === 'audit') return auditScreen(a);
+  return signInScreen(a);
+}
+
+async function start() {
+  // lit-html renders beside what is there: the static "Loading" text goes first.
+  root.replaceChildren();
+  try {
+    const res = await fetch('/console/config.json', { credentials: 'omit', cache: 'no-store' });
+    if (res.ok) app.config = await res.json();
+  } catch {
+    // Without its settings the console can still offer key sign-in; the API decides.
+    app.config = { api_keys: true, oidc: null };
+  }
+  try {
+    if (app.config.oidc && (await completeSignIn(app.config.oidc))) {
+      await app.go('clients');
+      return;
+    }
+  } catch (err) {
+    app.message = { kind: 'error', text: err.message };
+  }
+  if (session.credential() !== null) await app.go('clients');
+  else app.update();
+}
+
+start();

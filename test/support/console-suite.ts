@@ -1,0 +1,520 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+// The functions passed to page.evaluate and waitForFunction run in the browser: DOM types.
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'puppeteer-core';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { type ConsoleBrowser, openConsoleBrowser } from './console-browser.js';
+import { type HttpOptions, http } from './http.js';
+import { CLIENTS, uniqueName } from './management.js';
+import { TestOidcProvider } from './oidc-provider.js';
+import { createTestPki } from './oidc-tls.js';
+import { apk } from './sidecar.js';
+import type { Stack } from './stack.js';
+
+/** What the suite hands to `start`: a gateway configured for the provider, two ways. */
+export interface ConsoleStackEnv {
+  /** GATEWAY_SETTINGS (both methods on, the provider, the console's client) and OIDC_CA_FILE. */
+  env: Record<string, string>;
+  /** The provider's CA (PEM, world-readable), for a stack that mounts it. */
+  caFile: string;
+  /** The same settings as `set` lines of default.conf (name without `$` → value), for a stack configured by editing it. */
+  defaultConf: Record<string, string>;
+}
+
+/** Where the test's provider listens and the name it is reached by (its issuer's host). */
+export interface ConsoleSuiteOptions {
+  providerName?: string;
+  providerListen?: string;
+}
+
+/** The console's client at the provider, and the person who signs in (their login is `sub`). */
+const CONSOLE_CLIENT = 'gateway-console';
+const OPERATOR = 'console-operator';
+const XSS_NAME = '<img src=x onerror=alert(1)>';
+
+/**
+ * Issue 14's acceptance in a real headless browser (Debian's chromium through puppeteer-core)
+ * against a whole gateway: the console's files, key sign-in, create / use / rotate / delete,
+ * the audit trail, OpenID Connect sign-in with PKCE through a real provider, the XSS name,
+ * and where the credential travels. Screenshots go to test-artifacts/console/.
+ */
+export function consoleSuite(
+  start: (oidc: ConsoleStackEnv) => Promise<Stack>,
+  { providerName = '127.0.0.1', providerListen = '127.0.0.1' }: ConsoleSuiteOptions = {},
+): void {
+  let stack: Stack;
+  let provider: TestOidcProvider;
+  let scratch: string;
+  let browser: ConsoleBrowser | null = null;
+
+  beforeAll(async () => {
+    scratch = await mkdtemp(join(tmpdir(), 'gw-console-'));
+    const pki = createTestPki(providerName === '127.0.0.1' ? undefined : providerName);
+    const caFile = join(scratch, 'provider-ca.pem');
+    await writeFile(caFile, pki.caPem, { mode: 0o644 });
+    provider = await TestOidcProvider.start(pki, [], {
+      name: providerName,
+      listen: providerListen,
+    });
+    const settings = join(scratch, 'gateway.yaml');
+    await writeFile(
+      settings,
+      [
+        'api_keys_enabled: true',
+        'open_id_connect_enabled: true',
+        'open_id_connect:',
+        `  discovery: ${provider.discoveryUrl}`,
+        'console:',
+        `  oidc_client_id: ${CONSOLE_CLIENT}`,
+        // "api" makes the provider issue a JWT access token for the gateway's resource.
+        '  oidc_scope: openid api',
+        '',
+      ].join('\n'),
+    );
+    stack = await start({
+      env: { GATEWAY_SETTINGS: settings, OIDC_CA_FILE: caFile },
+      caFile,
+      defaultConf: {
+        open_id_connect_enabled: 'true',
+        oidc_discovery: `"${provider.discoveryUrl}"`,
+        console_oidc_client_id: `"${CONSOLE_CLIENT}"`,
+        console_oidc_scope: '"openid api"',
+      },
+    });
+    // Empty redirect_uri in default.conf: the provider returns to the console's own address.
+    provider.allowBrowserClient(CONSOLE_CLIENT, [
+      `${stack.baseUrl}/console/`,
+      `${stack.baseUrl}/console/index.html`,
+    ]);
+    const res = await call(CLIENTS, {
+      method: 'POST',
+      headers: apk(stack.adminKey),
+      json: {
+        name: 'console operator',
+        is_admin: true,
+        generate_api_key: false,
+        api_client_id: OPERATOR,
+      },
+    });
+    expect(res.status, res.text).toBe(201);
+  }, 240_000);
+  afterEach(async () => {
+    await browser?.close();
+    browser = null;
+  });
+  afterAll(async () => {
+    await stack?.close();
+    await provider?.stop();
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+  }, 120_000);
+
+  const call = async (path: string, options: HttpOptions = {}) =>
+    http(`${stack.baseUrl}${path}`, {
+      ...options,
+      tls: { ...(await stack.tls()) },
+      connectTo: '127.0.0.1',
+    });
+  const withKey = (key: string, path = '/api') => call(path, { headers: apk(key) });
+
+  const open = async (): Promise<Page> => {
+    browser = await openConsoleBrowser([stack.fqdn, providerName]);
+    await browser.page.goto(`${stack.baseUrl}/console/`, { waitUntil: 'networkidle0' });
+    return browser.page;
+  };
+  // Both stacks write them; the names say which (CI keeps the folder as an artifact).
+  const shot = async (name: string) => {
+    await browser?.screenshot(`${stack.kind}-${name}`);
+  };
+  const heading = (page: Page, text: string) =>
+    page.waitForFunction((t) => document.querySelector('main h2')?.textContent === t, {}, text);
+  const signInWithKey = async (page: Page, key: string) => {
+    await page.type('#api-key', key);
+    // Keyboard: Enter submits the labelled form.
+    await page.keyboard.press('Enter');
+    await heading(page, 'API clients');
+    await page.waitForSelector('tbody tr');
+  };
+  const rowAction = async (page: Page, name: string, action: string) => {
+    await page.waitForFunction(
+      (n) => [...document.querySelectorAll('td.name')].some((td) => td.textContent === n),
+      {},
+      name,
+    );
+    await page.evaluate(
+      (n, a) => {
+        const row = [...document.querySelectorAll('tbody tr')].find(
+          (tr) => tr.querySelector('td.name')?.textContent === n,
+        );
+        (row!.querySelector(`button[data-action="${a}"]`) as HTMLButtonElement).click();
+      },
+      name,
+      action,
+    );
+  };
+  const createInConsole = async (page: Page, name: string): Promise<string> => {
+    await page.click('#new-client');
+    await page.type('#create-name', name);
+    await page.click('#panel-create button[type="submit"]');
+    await page.waitForSelector('#new-key');
+    return await page.$eval('#new-key', (input) => (input as HTMLInputElement).value);
+  };
+  const seeAll = (page: Page) =>
+    // The largest page, so that the rows a test created are on it.
+    page.select('#limit', '1000').then(() => page.waitForSelector('tbody tr'));
+
+  /** Through the provider's own pages: login (any password), consent, back to the console. */
+  const signInWithProvider = async (page: Page, screenshot = false) => {
+    await page.click('#oidc-sign-in');
+    await page.waitForSelector('input[name="login"]');
+    if (screenshot) await shot('oidc-provider-login');
+    await page.type('input[name="login"]', OPERATOR);
+    const password = await page.$('input[name="password"]');
+    if (password) await password.type('any password');
+    await Promise.all([page.waitForNavigation(), page.click('button[type="submit"]')]);
+    // The provider asks for consent once per sign-in session.
+    if (!page.url().startsWith(stack.baseUrl)) {
+      await Promise.all([page.waitForNavigation(), page.click('button[type="submit"]')]);
+    }
+    await heading(page, 'API clients');
+    await page.waitForSelector('tbody tr');
+  };
+  /** Rewrites one `set $name value;` line of the mounted default.conf (edit, then restart). */
+  const editDefaultConf = async (name: string, value: string) => {
+    const file = join(stack.configDir, 'nginx/conf.d/default.conf');
+    const text = await readFile(file, 'utf8');
+    const line = new RegExp(`^(\\s*set \\$${name}) .*;$`, 'm');
+    expect(text).toMatch(line);
+    await writeFile(file, text.replace(line, `$1 ${value};`));
+  };
+  const requestTo = (prefix: string) => browser!.requests.find((r) => r.url.startsWith(prefix));
+
+  describe('the console (issue 14)', () => {
+    test('its files are public with a strict CSP; config.json says what sign-in offers; nothing else opens', async () => {
+      const index = await call('/console/');
+      expect(index.status).toBe(200);
+      expect(index.headers['content-type']).toMatch(/^text\/html/);
+      const csp = String(index.headers['content-security-policy']);
+      expect(csp).toContain("default-src 'none'");
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      // The provider's origin only where the browser talks to it (OpenID Connect sign-in).
+      expect(csp).toContain(
+        provider
+          ? `connect-src 'self' ${new URL(provider.issuer).origin};`
+          : "connect-src 'self' ;",
+      );
+      // No inline script or style, nothing from elsewhere.
+      expect(index.text).not.toMatch(/<script(?![^>]*\bsrc=)/);
+      expect(index.text).not.toMatch(/style=|<style|https?:\/\//);
+      const script = await call('/console/js/main.js');
+      expect(script.status).toBe(200);
+      expect(script.headers['content-type']).toMatch(/^text\/javascript/);
+      const lit = await call('/console/vendor/lit-html.js');
+      expect(lit.status).toBe(200);
+      const config = await call('/console/config.json');
+      expect(config.headers['content-type']).toBe('application/json');
+      expect(config.json).toEqual({
+        api_keys: true,
+        oidc: {
+          discovery: provider.discoveryUrl,
+          client_id: CONSOLE_CLIENT,
+          scope: 'openid api',
+          redirect_uri: '',
+        },
+      });
+      expect((await call('/console/', { method: 'POST' })).status).toBe(405);
+      // The exception is the console's files only: management and the app still need a key.
+      expect((await call(CLIENTS)).status).toBe(401);
+      expect((await call('/console')).status).toBe(401);
+      expect((await call('/api')).status).toBe(401);
+    });
+
+    test('sign in with a key, sort and filter, create a client whose key works over HTTPS, then delete it', async () => {
+      const page = await open();
+      await shot('sign-in');
+      await signInWithKey(page, stack.adminKey);
+      const name = uniqueName('console-created');
+      const key = await createInConsole(page, name);
+      expect(key).toMatch(/^\d+\.\S+$/);
+      expect(await page.$eval('#panel-key .warning', (p) => p.textContent)).toMatch(/only once/);
+      await shot('new-key');
+      expect((await withKey(key)).status).toBe(200);
+      await page.click('#key-done');
+
+      await page.select('#sort', '-id');
+      await page.waitForFunction(
+        (n) => document.querySelector('tbody tr td.name')?.textContent === n,
+        {},
+        name,
+      );
+      await page.type('#filter', name);
+      await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 1);
+      await shot('clients');
+
+      // Keyboard: Escape closes a panel, and focus goes back to where panels open.
+      await page.click('#new-client');
+      await page.waitForSelector('#create-name');
+      await page.keyboard.press('Escape');
+      await page.waitForFunction(() => document.querySelector('#panel-create') === null);
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('new-client');
+
+      await rowAction(page, name, 'delete');
+      await page.waitForSelector('#confirm-delete');
+      await shot('delete-confirmation');
+      await page.click('#confirm-delete');
+      await page.waitForFunction(() =>
+        /Deleted API client/.test(document.querySelector('#message')?.textContent ?? ''),
+      );
+      expect((await withKey(key)).status).toBe(401);
+    });
+
+    test('an edit error shows next to its field; a non-admin key is told an admin is needed', async () => {
+      const page = await open();
+      await signInWithKey(page, stack.adminKey);
+      await seeAll(page);
+      const name = uniqueName('console-edit');
+      await createInConsole(page, name);
+      await page.click('#key-done');
+      await rowAction(page, name, 'edit');
+      await page.waitForSelector('#edit-name');
+      // The name of another client: 409 with field "name".
+      const taken = uniqueName('console-taken');
+      const other = await call(CLIENTS, {
+        method: 'POST',
+        headers: apk(stack.adminKey),
+        json: { name: taken, is_admin: false, generate_api_key: true },
+      });
+      expect(other.status, other.text).toBe(201);
+      await page.$eval(
+        '#edit-name',
+        (input, value) => {
+          (input as HTMLInputElement).value = value;
+        },
+        taken,
+      );
+      await page.click('#panel-edit button[type="submit"]');
+      await page.waitForSelector('#edit-name-error');
+      expect(await page.$eval('#edit-name-error', (e) => e.textContent)).toMatch(/already exists/);
+      expect(await page.$eval('#edit-name', (e) => e.getAttribute('aria-invalid'))).toBe('true');
+      await shot('field-error');
+
+      const plain = await call(CLIENTS, {
+        method: 'POST',
+        headers: apk(stack.adminKey),
+        json: { name: uniqueName('console-not-admin'), is_admin: false, generate_api_key: true },
+      });
+      await page.click('#sign-out');
+      await page.type('#api-key', (plain.json as { token: string }).token);
+      await page.click('#key-sign-in button[type="submit"]');
+      await page.waitForFunction(() =>
+        /admin credential is needed/.test(document.querySelector('#message')?.textContent ?? ''),
+      );
+      expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    });
+
+    test('a refused credential (its client deleted) takes the operator back to sign-in', async () => {
+      const admin = await call(CLIENTS, {
+        method: 'POST',
+        headers: apk(stack.adminKey),
+        json: { name: uniqueName('console-doomed-admin'), is_admin: true, generate_api_key: true },
+      });
+      const { token, api_key_id: id } = admin.json as { token: string; api_key_id: number };
+      const page = await open();
+      await signInWithKey(page, token);
+      expect(
+        (await call(`${CLIENTS}/${id}`, { method: 'DELETE', headers: apk(stack.adminKey) })).status,
+      ).toBe(200);
+      await page.select('#sort', 'name');
+      await heading(page, 'Sign in');
+      expect(await page.$eval('#message', (m) => m.textContent)).toMatch(/sign in again/);
+      expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    });
+
+    test('a client named like markup is shown as text, and nothing runs', async () => {
+      const created = await call(CLIENTS, {
+        method: 'POST',
+        headers: apk(stack.adminKey),
+        json: { name: XSS_NAME, is_admin: false, generate_api_key: true },
+      });
+      expect(created.status, created.text).toBe(201);
+      const page = await open();
+      await signInWithKey(page, stack.adminKey);
+      await seeAll(page);
+      await page.type('#filter', '<img');
+      await page.waitForFunction(
+        (n) => document.querySelector('td.name')?.textContent === n,
+        {},
+        XSS_NAME,
+      );
+      expect(await page.$$('main img')).toHaveLength(0);
+      await rowAction(page, XSS_NAME, 'delete');
+      await page.waitForSelector('#panel-delete h3');
+      expect(await page.$eval('#panel-delete h3', (h) => h.textContent)).toBe(
+        `Delete ${XSS_NAME}?`,
+      );
+      await shot('xss-name-as-text');
+      expect(
+        browser!.consoleLog.filter((l) => l.startsWith('dialog') || l.startsWith('pageerror')),
+      ).toEqual([]);
+    });
+
+    test('the key travels only in the Authorization header: never in a URL, a body, a cookie or localStorage', async () => {
+      const page = await open();
+      await signInWithKey(page, stack.adminKey);
+      const name = uniqueName('console-traced');
+      await createInConsole(page, name);
+      await page.click('#key-done');
+      await seeAll(page);
+      await rowAction(page, name, 'edit');
+      await page.waitForSelector('#edit-name');
+      await page.type('#edit-name', '-renamed');
+      await page.click('#panel-edit button[type="submit"]');
+      await page.waitForFunction(
+        (n) => [...document.querySelectorAll('td.name')].some((td) => td.textContent === n),
+        {},
+        `${name}-renamed`,
+      );
+      await rowAction(page, `${name}-renamed`, 'delete');
+      await page.click('#confirm-delete');
+      await page.waitForFunction(() =>
+        /Deleted API client/.test(document.querySelector('#message')?.textContent ?? ''),
+      );
+
+      const secret = stack.adminKey.split('.')[1]!;
+      const seen = browser!.requests;
+      const management = seen.filter((r) => new URL(r.url).pathname.startsWith('/v1/management/'));
+      expect(management.map((r) => r.method)).toEqual(
+        expect.arrayContaining(['GET', 'POST', 'PUT', 'DELETE']),
+      );
+      for (const r of seen) {
+        expect(r.url).not.toContain(secret);
+        expect(r.body).not.toContain(secret);
+        for (const [header, value] of Object.entries(r.headers)) {
+          if (header !== 'authorization') expect(value, header).not.toContain(secret);
+        }
+      }
+      for (const r of management) expect(r.headers.authorization).toBe(`apk ${stack.adminKey}`);
+      // The console's files are fetched without it.
+      for (const r of seen.filter((x) => new URL(x.url).pathname.startsWith('/console/'))) {
+        expect(r.headers.authorization).toBeUndefined();
+      }
+      expect(await page.cookies()).toEqual([]);
+      expect(await page.evaluate(() => localStorage.length)).toBe(0);
+      expect(await page.evaluate(() => JSON.stringify(sessionStorage))).toContain(secret);
+      await page.click('#sign-out');
+      await heading(page, 'Sign in');
+      expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    });
+
+    test('OpenID Connect sign-in: authorization code with PKCE, back to the console, then bearer calls', async () => {
+      const page = await open();
+      await signInWithProvider(page, true);
+      await shot('oidc-signed-in');
+      // The code is gone from the address bar.
+      expect(page.url()).toBe(`${stack.baseUrl}/console/`);
+
+      const seen = browser!.requests;
+      const authorize = seen.find((r) => r.url.startsWith(`${provider.issuer}/auth`));
+      expect(authorize, seen.map((r) => r.url).join('\n')).toBeDefined();
+      const params = new URL(authorize!.url).searchParams;
+      expect(params.get('code_challenge_method')).toBe('S256');
+      expect(params.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(params.get('redirect_uri')).toBe(`${stack.baseUrl}/console/`);
+      expect(params.get('client_id')).toBe(CONSOLE_CLIENT);
+      const token = seen.find((r) => r.url === `${provider.issuer}/token`);
+      expect(new URLSearchParams(token!.body).get('code_verifier')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      const management = seen.filter((r) => new URL(r.url).pathname.startsWith('/v1/management/'));
+      expect(management.length).toBeGreaterThan(0);
+      for (const r of management) expect(r.headers.authorization).toMatch(/^Bearer ey/);
+      expect(await page.$eval('.who', (w) => w.textContent)).toMatch(/OpenID Connect/);
+      await page.click('#sign-out');
+      await heading(page, 'Sign in');
+      expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    });
+
+    // These two need the routes of issue 12 (rotate, audit-events).
+    test('rotate with a grace period of 0: the new key works at once, the old one is refused', async () => {
+      const page = await open();
+      await signInWithKey(page, stack.adminKey);
+      await seeAll(page);
+      const name = uniqueName('console-rotated');
+      const oldKey = await createInConsole(page, name);
+      await page.click('#key-done');
+      await rowAction(page, name, 'rotate');
+      await page.waitForSelector('#rotate-grace_period_seconds');
+      await page.$eval('#rotate-grace_period_seconds', (input) => {
+        (input as HTMLInputElement).value = '0';
+      });
+      await shot('rotate');
+      await page.click('#panel-rotate button[type="submit"]');
+      // The key, or the error the gateway answered (without the route: 404).
+      await page.waitForSelector('#new-key, #panel-rotate .error, #panel-rotate .field-error');
+      const error = await page.$eval('#panel-rotate', (p) => p.textContent).catch(() => '');
+      expect(await page.$('#new-key'), String(error)).not.toBeNull();
+      const newKey = await page.$eval('#new-key', (input) => (input as HTMLInputElement).value);
+      expect(newKey).not.toBe(oldKey);
+      expect((await withKey(newKey)).status).toBe(200);
+      expect((await withKey(oldKey)).status).toBe(401);
+    });
+
+    test('the audit trail shows the deletion the operator just made', async () => {
+      const page = await open();
+      await signInWithKey(page, stack.adminKey);
+      await seeAll(page);
+      const name = uniqueName('console-audited');
+      await createInConsole(page, name);
+      await page.click('#key-done');
+      await rowAction(page, name, 'delete');
+      await page.click('#confirm-delete');
+      await page.waitForFunction(() =>
+        /Deleted API client/.test(document.querySelector('#message')?.textContent ?? ''),
+      );
+      const id = Number(
+        (await page.$eval('#message', (m) => m.textContent ?? '')).match(/(\d+)/)![1],
+      );
+      await page.click('nav button:nth-child(2)');
+      await heading(page, 'Audit trail');
+      // The event, or the error the gateway answered (without the route: 404).
+      await page.waitForFunction(
+        (target) =>
+          document.querySelector('#message.error') !== null ||
+          [...document.querySelectorAll('tbody tr[data-action="api_client.delete"]')].some(
+            (tr) => tr.children[4]?.textContent === String(target),
+          ),
+        { timeout: 10_000 },
+        id,
+      );
+      expect(await page.$eval('#message', (m) => m.textContent).catch(() => null)).toBeNull();
+      await shot('audit');
+    });
+
+    test('OpenID Connect sign-in returns to the redirect_uri set in default.conf', async () => {
+      const target = `${stack.baseUrl}/console/index.html`;
+      await editDefaultConf('oidc_redirect_uri', `"${target}"`);
+      await stack.restart();
+      const config = await call('/console/config.json');
+      expect((config.json as { oidc: { redirect_uri: string } }).oidc.redirect_uri).toBe(target);
+      const page = await open();
+      await signInWithProvider(page);
+      expect(page.url()).toBe(target);
+      const authorize = requestTo(`${provider.issuer}/auth`);
+      expect(new URL(authorize!.url).searchParams.get('redirect_uri')).toBe(target);
+      const token = requestTo(`${provider.issuer}/token`);
+      expect(new URLSearchParams(token!.body).get('redirect_uri')).toBe(target);
+    }, 180_000);
+
+    test('switched off in default.conf, /console/ is authenticated like any path', async () => {
+      await editDefaultConf('console_enabled', 'false');
+      await stack.restart();
+      expect((await call('/console/')).status).toBe(401);
+      expect((await call('/console/config.json')).status).toBe(401);
+      // With a key the request reaches the app, which has no such page: not the console.
+      const through = await call('/console/', { headers: apk(stack.adminKey) });
+      expect(through.status).not.toBe(401);
+      expect(through.text).not.toContain('Gateway console');
+    }, 180_000);
+  });
+}
