@@ -7,6 +7,7 @@ function M.master()
   require("gateway.keying").init()
   require("gateway.access")
   require("gateway.control")
+  require("gateway.metrics")
 end
 
 return M
