@@ -9,6 +9,7 @@ import { ClientStore } from './clients/client-store.js';
 import { asciiJson, INTERNAL_ERROR_BODY } from './errors/api-error.js';
 import type { Logger } from './log.js';
 import { createManagementApp } from './management/app.js';
+import type { SidecarMetrics } from './metrics/sidecar-metrics.js';
 import { type DecisionInvalidator, NO_INVALIDATOR } from './revocation/nginx-control.js';
 
 export interface SidecarParts {
@@ -24,6 +25,8 @@ export interface SidecarParts {
   invalidator?: DecisionInvalidator;
   /** Builds the bearer-token verifier over the same client directory as API keys. */
   bearer?: ((clients: ClientDirectory) => BearerVerifier) | null;
+  /** Where /auth counts its decisions; none: not counted. */
+  metrics?: SidecarMetrics | null;
 }
 
 /** The sidecar's HTTP server: `/auth` on plain node:http, the rest through Express. */
@@ -33,13 +36,14 @@ export function createSidecarServer({
   log,
   invalidator = NO_INVALIDATOR,
   bearer = null,
+  metrics = null,
 }: SidecarParts): Server {
   const directory = new ClientDirectory(new ClientStore(pool));
   const authenticator = new Authenticator(
     new ApiKeyVerifier(directory),
     bearer?.(directory) ?? null,
   );
-  const auth = createAuthHandler(authenticator, log);
+  const auth = createAuthHandler(authenticator, log, metrics);
   const management = createManagementApp(
     new ClientStore(managementPool),
     authenticator,

@@ -5,6 +5,11 @@ import type { SidecarConfig } from './config.js';
 import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
 import type { Logger } from './log.js';
+import { createMetricsServer } from './metrics/metrics-server.js';
+import { registerNginxCounters } from './metrics/nginx-counters.js';
+import { instrumentPools } from './metrics/pool-metrics.js';
+import { checkReadiness } from './metrics/readiness.js';
+import { SidecarMetrics } from './metrics/sidecar-metrics.js';
 import { type Clock, readOidcSettings } from './oidc/settings.js';
 import { OidcBearerVerifier } from './oidc/verifier.js';
 import { ChangeListener } from './revocation/change-listener.js';
@@ -14,6 +19,8 @@ import { createSidecarServer } from './server.js';
 export interface RunningSidecar {
   /** `http://host:port`, or `unix:/path` for a socket. */
   url: string;
+  /** Where `/metrics`, `/livez` and `/readyz` are served; null when METRICS_LISTEN is off. */
+  metricsUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -41,28 +48,51 @@ export async function startSidecar(
   const pool = createPool(config.databaseUrl, log);
   // Management gets its own, smaller pool: /auth never queues for a connection behind it.
   const managementPool = createPool(config.databaseUrl, log, { max: 4 });
+  const metrics = new SidecarMetrics();
+  instrumentPools(metrics, { auth: pool, management: managementPool });
+  if (config.controlSocket) registerNginxCounters(metrics, config.controlSocket);
+  // Up before the database wait: live at once, and ready (200) only once migrated.
+  const metricsServer = config.metricsListen
+    ? createMetricsServer({ metrics, readiness: () => checkReadiness(pool), log })
+    : null;
+  const metricsUrl =
+    metricsServer && config.metricsListen
+      ? await listen(metricsServer, config.metricsListen)
+      : null;
+  if (metricsUrl) log.info('metrics listening', { url: metricsUrl });
   await retry(() => migrate(pool, log), log);
   await createBootstrapKeyIfAsked(env, new ClientStore(pool), print);
   const invalidator = config.controlSocket
-    ? new NginxControl(config.controlSocket, log)
+    ? new NginxControl(config.controlSocket, log, metrics)
     : NO_INVALIDATOR;
   // Revocation is pushed to nginx: this sidecar's own changes at once, everyone's through
   // LISTEN. Started before serving; /auth does not wait for it (nginx's bound covers a gap).
-  const listener = new ChangeListener({ databaseUrl: config.databaseUrl, invalidator, log });
+  const listener = new ChangeListener({
+    databaseUrl: config.databaseUrl,
+    invalidator,
+    log,
+    metrics,
+  });
   listener.start();
   const server = createSidecarServer({
     pool,
     managementPool,
     log,
     invalidator,
-    bearer: (clients) => new OidcBearerVerifier(oidc, clients, log, clock),
+    metrics,
+    bearer: (clients) => new OidcBearerVerifier(oidc, clients, log, clock, metrics),
   });
   const url = await listen(server, config.listen);
   log.info('sidecar listening', { url });
   return {
     url,
+    metricsUrl,
     async close() {
       await listener.stop();
+      if (metricsServer) {
+        metricsServer.close();
+        metricsServer.closeAllConnections();
+      }
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

@@ -6,6 +6,7 @@ import { errorMiddleware } from '../errors/error-middleware.js';
 import type { Logger } from '../log.js';
 import type { DecisionInvalidator } from '../revocation/nginx-control.js';
 import { apiClientsRouter } from './api-clients-routes.js';
+import { requestLog } from './request-log.js';
 
 /** The management API (everything but `/auth`), as an Express application. */
 export function createManagementApp(
@@ -17,6 +18,7 @@ export function createManagementApp(
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.use(requestLog(log));
   app.use(apiClientsRouter(store, authenticator, invalidator, log));
   app.use(() => {
     throw new NotFoundError();
