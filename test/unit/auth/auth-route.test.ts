@@ -238,5 +238,55 @@ describe('/auth reporting', () => {
       ['debug', undefined, 'METHOD_DISABLED'],
     ]);
     expect(JSON.stringify(recorded.lines)).not.toContain(SECRET);
+    expect(decisions[0]?.fields).toMatchObject({ method: 'apk', status: 204 });
+    expect(decisions[0]?.fields?.duration_ms).toEqual(expect.any(Number));
+    expect(decisions[1]?.fields).toMatchObject({ method: 'apk', status: 401 });
+  });
+
+  test('forbidden, unavailable and a bad toggle are counted too, with their status logged', async () => {
+    const metrics = new SidecarMetrics();
+    const recorded = recordingLogger();
+    const up = await serve(
+      createAuthHandler(
+        new Authenticator(new ApiKeyVerifier(clients), bearer),
+        recorded.log,
+        metrics,
+      ),
+    );
+    const broken = await serve(
+      createAuthHandler(
+        new Authenticator(new ApiKeyVerifier(failing), null),
+        recorded.log,
+        metrics,
+      ),
+    );
+    try {
+      const forbidden = await ask(up.url, {
+        Authorization: `apk 1.${SECRET}`,
+        'X-Gateway-Require-Admin': 'true',
+      });
+      expect(forbidden.status).toBe(403);
+      expect((await ask(broken.url, { Authorization: `apk 1.${SECRET}` })).status).toBe(503);
+      const bad = await ask(up.url, {
+        Authorization: `apk 1.${SECRET}`,
+        'X-Gateway-Api-Keys-Enabled': 'yes',
+      });
+      expect(bad.status).toBe(500);
+    } finally {
+      await up.close();
+      await broken.close();
+    }
+    const text = await metrics.text();
+    expect(text).toContain('gateway_auth_decisions_total{method="apk",result="forbidden"} 1');
+    expect(text).toContain('gateway_auth_decisions_total{method="none",result="unavailable"} 1');
+    expect(text).toContain('gateway_auth_decisions_total{method="none",result="error"} 1');
+    const statuses = recorded.lines
+      .filter((l) => l.message === 'auth decision')
+      .map((l) => [l.fields?.result, l.fields?.status]);
+    expect(statuses).toEqual([
+      ['forbidden', 403],
+      ['unavailable', 503],
+      ['error', 500],
+    ]);
   });
 });
