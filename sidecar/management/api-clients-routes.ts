@@ -6,6 +6,7 @@ import type { ClientStore, UpdateOutcome } from '../clients/client-store.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/api-error.js';
 import { formatApiKey, generateSecret } from '../keys/api-key.js';
 import type { Logger } from '../log.js';
+import { requestIdFields } from '../request-id.js';
 import type { DecisionInvalidator } from '../revocation/nginx-control.js';
 import { parseCreateApiClient, parseUpdateApiClient } from './api-client-input.js';
 import { jsonBody } from './json-body.js';
@@ -63,7 +64,7 @@ export function apiClientsRouter(
         res.status(200).type('application/json; charset=utf-8').end();
         return;
       }
-      await streamList(res, store, sort, cursor, log);
+      await streamList(res, store, sort, cursor, log.child(requestIdFields(req.headers)));
       return;
     }
     const page = await store.list({
