@@ -8,7 +8,7 @@ import type { Logger } from './log.js';
 import { createMetricsServer } from './metrics/metrics-server.js';
 import { registerNginxCounters } from './metrics/nginx-counters.js';
 import { instrumentPools } from './metrics/pool-metrics.js';
-import { checkReadiness } from './metrics/readiness.js';
+import { checkReadiness, type Readiness } from './metrics/readiness.js';
 import { SidecarMetrics } from './metrics/sidecar-metrics.js';
 import { type Clock, readOidcSettings } from './oidc/settings.js';
 import { OidcBearerVerifier } from './oidc/verifier.js';
@@ -51,9 +51,15 @@ export async function startSidecar(
   const metrics = new SidecarMetrics();
   instrumentPools(metrics, { auth: pool, management: managementPool });
   if (config.controlSocket) registerNginxCounters(metrics, config.controlSocket);
-  // Up before the database wait: live at once, and ready (200) only once migrated.
+  // Up before the database wait: live at once, and ready (200) only once migrated and serving.
+  let serving = false;
+  const readiness = async (): Promise<Readiness> => {
+    const state = await checkReadiness(pool);
+    if (!state.ready || serving) return state;
+    return { ready: false, code: 'STARTING', message: 'The sidecar is still starting.' };
+  };
   const metricsServer = config.metricsListen
-    ? createMetricsServer({ metrics, readiness: () => checkReadiness(pool), log })
+    ? createMetricsServer({ metrics, readiness, log })
     : null;
   const metricsUrl =
     metricsServer && config.metricsListen
@@ -83,6 +89,7 @@ export async function startSidecar(
     bearer: (clients) => new OidcBearerVerifier(oidc, clients, log, clock, metrics),
   });
   const url = await listen(server, config.listen);
+  serving = true;
   log.info('sidecar listening', { url });
   return {
     url,

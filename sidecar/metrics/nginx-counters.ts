@@ -32,7 +32,7 @@ export function registerNginxCounters(metrics: SidecarMetrics, socketPath: strin
     });
     return inflight;
   };
-  const up = new Gauge({
+  new Gauge({
     name: 'gateway_nginx_up',
     help: "1 when nginx's control socket answered this scrape with its counters, else 0.",
     registers: [metrics.registry],
@@ -42,7 +42,6 @@ export function registerNginxCounters(metrics: SidecarMetrics, socketPath: strin
       this.set(snapshot ? 1 : 0);
     },
   });
-  void up;
   for (const [key, name] of Object.entries(NAMES)) {
     new Counter({
       name,
