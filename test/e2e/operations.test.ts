@@ -129,7 +129,8 @@ describe('request ids', () => {
 });
 
 describe('metrics and health', () => {
-  test('live and ready on the metrics listener', async () => {
+  test('live and ready on the metrics listener, which the runner names', async () => {
+    expect(gw.output()).toContain(`Metrics: ${gw.metricsUrl}/metrics`);
     expect((await http(`${gw.metricsUrl}/livez`)).json).toEqual({ status: 'live' });
     const ready = await http(`${gw.metricsUrl}/readyz`);
     expect(ready.status).toBe(200);
