@@ -19,7 +19,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
     'auto (Secure when X-Forwarded-Proto is https), always or never (default auto)',
   ENGINE_LOCALE: 'locale of sessions that ask for none (default en_US)',
   ENGINE_LOG_REQUESTS:
-    'true: one JSON line per request on stderr, with the gateway request id; false: none (default true)',
+    'true: one JSON line per request on stderr, with the gateway request id; false: none (default false)',
 };
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -71,7 +71,7 @@ export function optionsFromEnv(env: Env): EngineOptions {
     maxBodyBytes: integer('ENGINE_MAX_BODY_BYTES'),
     cookieSecure: text('ENGINE_COOKIE_SECURE') as CookieSecureMode | undefined,
     defaultLocale: text('ENGINE_LOCALE'),
-    logRequests: flag('ENGINE_LOG_REQUESTS') ?? true,
+    logRequests: flag('ENGINE_LOG_REQUESTS'),
   };
   if (options.port !== undefined && options.port > 65_535) {
     problems.push(`ENGINE_PORT must be at most 65535, not ${options.port}`);

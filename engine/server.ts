@@ -26,7 +26,7 @@ export interface EngineOptions extends SettingsInput {
   now?: () => number;
   /** Where unexpected errors are reported; default stderr. */
   log?: (line: string) => void;
-  /** One log line per request, with the gateway's request id (default false; the process: true). */
+  /** One log line per request, with the gateway's request id (default false: nginx's access log has a line per request with the same id). */
   logRequests?: boolean;
 }
 

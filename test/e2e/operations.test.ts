@@ -17,7 +17,11 @@ let user: { id: number; token: string };
 beforeAll(async () => {
   home = await mkdtemp(join(tmpdir(), 'gw-ops-'));
   // debug: the sidecar also logs each /auth decision (with its request id).
-  gw = await launchNativeGateway({ home, env: { API_KEY_CREATE: 'true', LOG_LEVEL: 'debug' } });
+  // ENGINE_LOG_REQUESTS: the app logs each request too (off by default).
+  gw = await launchNativeGateway({
+    home,
+    env: { API_KEY_CREATE: 'true', LOG_LEVEL: 'debug', ENGINE_LOG_REQUESTS: 'true' },
+  });
   user = await createClient(
     gw.loopbackUrl,
     gw.adminKey,
