@@ -5,6 +5,13 @@
  * from them (a test fails on drift), and the sidecar reads its header names from here.
  */
 
+/**
+ * The request id nginx generates (`$request_id`, 32 hex digits) for every request: sent to the
+ * sidecar and the app under this header, replacing any the caller sent, and returned to the
+ * caller on every answer (docs/decisions/20261123-request-ids-metrics-health.md).
+ */
+export const REQUEST_ID = { header: 'X-Request-Id', variable: '$request_id' } as const;
+
 /** Forwarded by nginx to the sidecar on `/auth` and on `/v1/management/`: header ← variable. */
 export const FORWARDED_TO_SIDECAR: ReadonlyArray<{ header: string; variable: string }> = [
   { header: 'X-Gateway-Api-Keys-Enabled', variable: '$api_keys_enabled' },
@@ -19,6 +26,7 @@ export const FORWARDED_TO_SIDECAR: ReadonlyArray<{ header: string; variable: str
   { header: 'X-Gateway-Oidc-Audience', variable: '$oidc_audience' },
   { header: 'X-Original-Method', variable: '$request_method' },
   { header: 'X-Original-URI', variable: '$request_uri' },
+  REQUEST_ID,
 ];
 
 /**
@@ -26,9 +34,16 @@ export const FORWARDED_TO_SIDECAR: ReadonlyArray<{ header: string; variable: str
  * Part of the decision cache's key, so an edited and reloaded default.conf never reuses an
  * answer given under other settings.
  */
+// Forwarded, but not inputs of a cached decision (the request's own, and what bearer checks ignore).
+const NOT_DECISION_INPUTS: readonly string[] = [
+  '$request_method',
+  '$request_uri',
+  '$oidc_redirect_uri',
+  REQUEST_ID.variable,
+];
 export const DECISION_VARIABLES: readonly string[] = FORWARDED_TO_SIDECAR.map(
   (row) => row.variable,
-).filter((v) => v !== '$request_method' && v !== '$request_uri' && v !== '$oidc_redirect_uri');
+).filter((v) => !NOT_DECISION_INPUTS.includes(v));
 
 /** Sent by nginx on management paths: the sidecar requires an admin. */
 export const REQUIRE_ADMIN_HEADER = 'X-Gateway-Require-Admin';
@@ -76,6 +91,8 @@ export const CONTROL = {
   invalidateAll: '/invalidate-all',
   /** nginx proxies this to the sidecar's `/auth`: how the Lua code asks on a miss. */
   auth: '/auth',
+  /** GET: the Lua side's counters as one JSON object of numbers; the sidecar's /metrics merges them. */
+  metrics: '/metrics',
 } as const;
 
 /** PostgreSQL channel on which a change of an API client is announced (payload: row id). */
@@ -109,6 +126,8 @@ export const NGINX_NAMES = {
   /** Shared dicts: decisions (evicts when full) and revocation markers (never evicts live ones). */
   decisionsDict: 'gateway_decisions',
   revocationsDict: 'gateway_revocations',
+  /** Counters of the Lua code, flushed from each worker about once a second. */
+  metricsDict: 'gateway_metrics',
   /** `set` in default.conf, read by Lua on a miss: how long a decision may be reused. */
   maxAgeVariable: '$auth_cache_max_age_ms',
 } as const;
@@ -130,6 +149,17 @@ export const CONSOLE_NGINX = {
   staticRootVariable: '$gateway_static_root',
   /** The console's own JSON settings, answered by Lua from the variables above. */
   configPath: '/console/config.json',
+} as const;
+
+/**
+ * The Lua side's counters: key in the metrics dict (and the control socket's JSON) → what it
+ * counts. `refused_<status>` keys count nginx's own refusals per HTTP status.
+ */
+export const LUA_COUNTERS = {
+  cache_hit: 'a decision answered from the cache',
+  cache_miss: 'a cacheable request the cache could not answer (the sidecar was asked)',
+  cache_eviction: 'a decision stored by evicting unexpired ones (the cache is too small)',
+  cache_store_failed: 'a decision that could not be stored at all',
 } as const;
 
 /** The largest `auth_cache.max_age_ms` the settings accept. */

@@ -18,6 +18,8 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   ENGINE_COOKIE_SECURE:
     'auto (Secure when X-Forwarded-Proto is https), always or never (default auto)',
   ENGINE_LOCALE: 'locale of sessions that ask for none (default en_US)',
+  ENGINE_LOG_REQUESTS:
+    'true: one JSON line per request on stderr, with the gateway request id; false: none (default false)',
 };
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -47,6 +49,15 @@ export function optionsFromEnv(env: Env): EngineOptions {
       return version ? [version] : [];
     });
   };
+  const flag = (name: string): boolean | undefined => {
+    const value = text(name);
+    if (value === undefined) return undefined;
+    if (value !== 'true' && value !== 'false') {
+      problems.push(`${name} must be true or false, not "${value}"`);
+      return undefined;
+    }
+    return value === 'true';
+  };
   const options: EngineOptions = {
     host: text('ENGINE_HOST') ?? '127.0.0.1',
     port: integer('ENGINE_PORT') ?? 8080,
@@ -60,6 +71,7 @@ export function optionsFromEnv(env: Env): EngineOptions {
     maxBodyBytes: integer('ENGINE_MAX_BODY_BYTES'),
     cookieSecure: text('ENGINE_COOKIE_SECURE') as CookieSecureMode | undefined,
     defaultLocale: text('ENGINE_LOCALE'),
+    logRequests: flag('ENGINE_LOG_REQUESTS'),
   };
   if (options.port !== undefined && options.port > 65_535) {
     problems.push(`ENGINE_PORT must be at most 65535, not ${options.port}`);

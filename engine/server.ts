@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { listen } from '../common/listen.js';
 import { createApp } from './app.js';
 import { answerClientError } from './http/client-error.js';
+import { logRequest } from './http/request-log.js';
 import { ROUTES } from './routes/table.js';
 import { SessionStore } from './sessions/store.js';
 import { resolveSettings, type SettingsInput } from './settings.js';
@@ -25,6 +26,8 @@ export interface EngineOptions extends SettingsInput {
   now?: () => number;
   /** Where unexpected errors are reported; default stderr. */
   log?: (line: string) => void;
+  /** One log line per request, with the gateway's request id (default false: nginx's access log has a line per request with the same id). */
+  logRequests?: boolean;
 }
 
 /** A listening engine. */
@@ -67,7 +70,12 @@ export async function startEngine(options: EngineOptions = {}): Promise<RunningE
 
   // Behind the gateway, X-Client-Id and X-Client-Name are percent-encoded names of up to 1024
   // characters (12 KB each in the worst case): more than Node's default 16 KB of headers.
-  const server = createServer({ maxHeaderSize: 64 * 1024 }, createApp(state, log));
+  const app = createApp(state, log);
+  const logRequests = options.logRequests ?? false;
+  const server = createServer({ maxHeaderSize: 64 * 1024 }, (req, res) => {
+    if (logRequests) logRequest(req, res, log);
+    app(req, res);
+  });
   server.on('clientError', answerClientError);
   const url = await listen(
     server,

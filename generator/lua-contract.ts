@@ -5,6 +5,7 @@ import {
   DECISION_FROM_SIDECAR,
   FORWARDED_TO_SIDECAR,
   IDENTITY_FROM_SIDECAR,
+  LUA_COUNTERS,
   MAX_AGE_LIMIT_MS,
   NGINX_NAMES,
   REFUSAL_FROM_SIDECAR,
@@ -56,8 +57,10 @@ export function renderLuaContract(): string {
     '  dicts = {',
     `    decisions = ${luaString(NGINX_NAMES.decisionsDict)},`,
     `    revocations = ${luaString(NGINX_NAMES.revocationsDict)},`,
+    `    metrics = ${luaString(NGINX_NAMES.metricsDict)},`,
     '  },',
     `  auth_path = ${luaString(CONTROL.auth)},`,
+    `  counters = { ${Object.keys(LUA_COUNTERS).map(luaString).join(', ')} },`,
     `  control_socket_variable = ${luaString(bare(NGINX_NAMES.controlSocketVariable))},`,
     '  forwarded = {',
     ...FORWARDED_TO_SIDECAR.map(

@@ -82,8 +82,11 @@ export function renderMainConf(options: MainConfOptions): string {
     errorLog: errorLog === 'stderr' ? 'stderr' : quoted(errorLog),
     errorLogLevel: o.errorLogLevel,
     user: o.user ?? null,
+    // The `gateway` format (nginx.conf.hbs): combined plus the request id.
     accessLog:
-      accessLog === 'off' ? 'off' : quoted(accessLog === 'stdout' ? '/dev/stdout' : accessLog),
+      accessLog === 'off'
+        ? 'off'
+        : `${quoted(accessLog === 'stdout' ? '/dev/stdout' : accessLog)} gateway`,
     tempPaths: TEMP_PATHS.map((name) => ({
       name: `${name}_temp_path`,
       value: quoted(join(o.runtimeDir, `${name}_temp`)),

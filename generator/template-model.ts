@@ -5,6 +5,7 @@ import {
   FORWARDED_TO_SIDECAR,
   IDENTITY_FROM_SIDECAR,
   NGINX_NAMES,
+  REQUEST_ID,
 } from '../common/contract.js';
 import { answerBody, NGINX_ERROR_PAGES } from '../common/gateway-errors.js';
 import { inConfigDir, LAYOUT } from './layout.js';
@@ -27,7 +28,9 @@ export interface DefaultConfModel {
   serverName: string;
   httpsListen: string;
   /** The plain-HTTP listener, which only redirects; null: none. */
-  httpRedirect: { listen: string; target: string } | null;
+  httpRedirect: { listen: string; target: string; requestId: NameValue } | null;
+  /** On the control socket: the Lua side's counters, read by the sidecar's /metrics. */
+  metricsPath: string;
   sslConfInclude: string;
   upstreams: Array<{ name: string; server: string; keepalive: number }>;
   /** `set` lines operators edit to switch methods (spec 5.3). */
@@ -36,9 +39,11 @@ export interface DefaultConfModel {
   decisionCache: DecisionCacheModel;
   /** `set <variable> ""`: identity variables, filled by the Lua access code on a "yes". */
   identityVariables: string[];
-  /** `add_header ... always` on every answer of the HTTPS server (HSTS); may be empty. */
-  securityHeaders: NameValue[];
-  /** The same plus what nginx's own JSON answers carry (nosniff, no-store). */
+  /** `add_header ... always` on every answer of the HTTPS server (HSTS, the request id). */
+  serverHeaders: NameValue[];
+  /** The upstream's own header of that name is dropped: the caller gets nginx's request id. */
+  hiddenUpstreamHeaders: string[];
+  /** The same as serverHeaders plus what nginx's own JSON answers carry (nosniff, no-store). */
   answerHeaders: NameValue[];
   /** `error_page <nginxStatus> <path>` and the internal location answering it. */
   errorPages: Array<{ nginxStatus: number; status: number; path: string; body: string }>;
@@ -71,6 +76,7 @@ export interface ConsoleModel {
 export interface DecisionCacheModel {
   decisionsDict: string;
   revocationsDict: string;
+  metricsDict: string;
   size: string;
   /** `set $auth_cache_max_age_ms <n>`: read by Lua on every miss. */
   maxAge: NameValue;
@@ -104,6 +110,9 @@ const FORWARDED_HEADERS: NameValue[] = [
   { name: 'X-Forwarded-For', value: '$remote_addr' },
 ];
 
+// On the app's request and on every answer: one id to find a request in every log.
+const REQUEST_ID_HEADER: NameValue = { name: REQUEST_ID.header, value: REQUEST_ID.variable };
+
 const IDENTITY_HEADERS: NameValue[] = IDENTITY_FROM_SIDECAR.map(({ header, variable }) => ({
   name: header,
   value: variable,
@@ -122,6 +131,7 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
     settings.hsts_max_age_s > 0
       ? [{ name: 'Strict-Transport-Security', value: quoted(`max-age=${settings.hsts_max_age_s}`) }]
       : [];
+  const serverHeaders = [...securityHeaders, REQUEST_ID_HEADER];
   return {
     serverName: settings.fqdn,
     httpsListen: `${settings.https_port} ssl http2`,
@@ -131,7 +141,9 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
         : {
             listen: String(settings.http_redirect_port),
             target: quotedThenVariable(`https://${settings.fqdn}${portSuffix}`, '$request_uri'),
+            requestId: REQUEST_ID_HEADER,
           },
+    metricsPath: CONTROL.metrics,
     sslConfInclude: quoted(inConfigDir(settings.config_dir, LAYOUT.sslConf)),
     upstreams: [
       {
@@ -162,6 +174,7 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
     decisionCache: {
       decisionsDict: NGINX_NAMES.decisionsDict,
       revocationsDict: NGINX_NAMES.revocationsDict,
+      metricsDict: NGINX_NAMES.metricsDict,
       size: settings.auth_cache.size,
       maxAge: { name: NGINX_NAMES.maxAgeVariable, value: String(settings.auth_cache.max_age_ms) },
       controlListen: quoted(`unix:${settings.auth_cache.control_socket}`),
@@ -176,9 +189,10 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       },
     },
     identityVariables: IDENTITY_FROM_SIDECAR.map(({ variable }) => variable),
-    securityHeaders,
+    serverHeaders,
+    hiddenUpstreamHeaders: [REQUEST_ID.header],
     answerHeaders: [
-      ...securityHeaders,
+      ...serverHeaders,
       { name: 'X-Content-Type-Options', value: 'nosniff' },
       { name: 'Cache-Control', value: 'no-store' },
     ],
@@ -197,7 +211,7 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       // and an HTML body (a proxied prefix location redirects); nothing lives there: JSON 404.
       `= ${MANAGEMENT_PATH.slice(0, -1)}`,
     ],
-    console: consoleModel(settings, securityHeaders),
+    console: consoleModel(settings, serverHeaders),
     auth: {
       path: CONTROL.auth,
       proxyPass: `http://${SIDECAR_UPSTREAM}/auth`,
@@ -224,6 +238,7 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
         ...KEEPALIVE_HEADERS,
         ...FORWARDED_HEADERS,
         ...IDENTITY_HEADERS,
+        REQUEST_ID_HEADER,
         { name: 'Authorization', value: '""' },
       ],
     },
@@ -246,7 +261,7 @@ export const CONSOLE_CSP = [
   "form-action 'self'",
 ].join('; ');
 
-function consoleModel(settings: Settings, securityHeaders: NameValue[]): ConsoleModel {
+function consoleModel(settings: Settings, serverHeaders: NameValue[]): ConsoleModel {
   return {
     path: CONSOLE_PATH,
     settings: [
@@ -260,7 +275,7 @@ function consoleModel(settings: Settings, securityHeaders: NameValue[]): Console
     staticRoot: CONSOLE_NGINX.staticRootVariable,
     configPath: CONSOLE_NGINX.configPath,
     headers: [
-      ...securityHeaders,
+      ...serverHeaders,
       { name: 'Content-Security-Policy', value: `"${CONSOLE_CSP}"` },
       { name: 'X-Content-Type-Options', value: 'nosniff' },
       { name: 'Referrer-Policy', value: 'no-referrer' },

@@ -3,6 +3,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
+import type { ListenAddress } from '../common/listen.js';
 import {
   detectModules,
   loadSettings,
@@ -10,6 +11,7 @@ import {
   type PreparedProxy,
   prepareProxy,
 } from '../generator/index.js';
+import { parseMetricsListen } from '../sidecar/config.js';
 import { Child } from './child.js';
 import type { GatewayHome } from './home.js';
 import { locateNginx, waitForHttps } from './nginx.js';
@@ -19,6 +21,8 @@ import { type ServiceSpec, Supervisor } from './supervisor.js';
 
 export interface NativeGateway {
   url: string;
+  /** The sidecar's `/metrics`, `/livez` and `/readyz` (METRICS_LISTEN); null when off. */
+  metricsUrl: string | null;
   /** What the proxy was started with (`gateway-config prepare`'s answer). */
   proxy: PreparedProxy;
   stop(): Promise<void>;
@@ -51,6 +55,8 @@ export async function startNativeGateway({
   env,
   say,
 }: GatewayOptions): Promise<NativeGateway> {
+  // Read first: a bad METRICS_LISTEN stops the run before anything starts.
+  const metricsListen = parseMetricsListen(env.METRICS_LISTEN);
   const nginx = locateNginx(env);
   if (!(await nginxHasLua(nginx, detectModules()))) {
     throw new Error(
@@ -188,11 +194,19 @@ export async function startNativeGateway({
   await writeFile(join(home.run, 'proxy.json'), `${JSON.stringify(proxy, null, 2)}\n`);
   return {
     url: proxy.url,
+    metricsUrl: metricsListen && describeListen(metricsListen),
     proxy,
     stop,
     failed: supervisor.failed,
     killNow: () => supervisor.killNow(),
   };
+}
+
+/** How an operator reaches a listen address: a URL, or `unix:/path`. */
+function describeListen(address: ListenAddress): string {
+  if ('socket' in address) return `unix:${address.socket}`;
+  const host = address.host.includes(':') ? `[${address.host}]` : address.host;
+  return `http://${host}:${address.port}`;
 }
 
 /** Polls an HTTP path over a unix socket until it answers 2xx. */

@@ -37,6 +37,14 @@ async function main(): Promise<void> {
     process.exit(0);
   }
   say(`Gateway ready: ${gateway.url} (home ${home.root}; logs in ${home.logs})`);
+  const metrics = gateway.metricsUrl;
+  say(
+    !metrics
+      ? 'Metrics: off (METRICS_LISTEN=off)'
+      : metrics.startsWith('unix:')
+        ? `Metrics: GET /metrics, /livez, /readyz on ${metrics} (local only)`
+        : `Metrics: ${metrics}/metrics (health: ${metrics}/livez, ${metrics}/readyz; local only)`,
+  );
   // A child that keeps dying ends the run: never a gateway left answering 503 for good.
   const reason = await gateway.failed;
   if (stopRequested) return;

@@ -11,6 +11,7 @@ import { ClientStore } from './clients/client-store.js';
 import { asciiJson, INTERNAL_ERROR_BODY } from './errors/api-error.js';
 import type { Logger } from './log.js';
 import { createManagementApp } from './management/app.js';
+import type { SidecarMetrics } from './metrics/sidecar-metrics.js';
 import type { Clock } from './oidc/settings.js';
 import { type DecisionInvalidator, NO_INVALIDATOR } from './revocation/nginx-control.js';
 import { SettingsStore } from './settings/settings-store.js';
@@ -32,6 +33,8 @@ export interface SidecarParts {
   observer?: AuthObserver;
   /** Time for expiry, grace periods and validation; tests move it instead of sleeping. */
   clock?: Clock;
+  /** Where /auth counts its decisions; none: not counted. */
+  metrics?: SidecarMetrics | null;
 }
 
 /** The sidecar's HTTP server: `/auth` on plain node:http, the rest through Express. */
@@ -43,6 +46,7 @@ export function createSidecarServer({
   bearer = null,
   observer = NO_OBSERVER,
   clock = Date.now,
+  metrics = null,
 }: SidecarParts): Server {
   const directory = new ClientDirectory(new ClientStore(pool));
   const authenticator = new Authenticator(
@@ -50,7 +54,7 @@ export function createSidecarServer({
     bearer?.(directory) ?? null,
     observer,
   );
-  const auth = createAuthHandler(authenticator, log);
+  const auth = createAuthHandler(authenticator, log, metrics);
   const management = createManagementApp({
     store: new ClientStore(managementPool),
     authenticator,

@@ -9,6 +9,11 @@ import type { SidecarConfig } from './config.js';
 import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
 import type { Logger } from './log.js';
+import { createMetricsServer } from './metrics/metrics-server.js';
+import { registerNginxCounters } from './metrics/nginx-counters.js';
+import { instrumentPools } from './metrics/pool-metrics.js';
+import { checkReadiness, type Readiness } from './metrics/readiness.js';
+import { SidecarMetrics } from './metrics/sidecar-metrics.js';
 import { type Clock, readOidcSettings } from './oidc/settings.js';
 import { OidcBearerVerifier } from './oidc/verifier.js';
 import { ChangeListener } from './revocation/change-listener.js';
@@ -19,6 +24,8 @@ import { SettingsStore } from './settings/settings-store.js';
 export interface RunningSidecar {
   /** `http://host:port`, or `unix:/path` for a socket. */
   url: string;
+  /** Where `/metrics`, `/livez` and `/readyz` are served; null when METRICS_LISTEN is off. */
+  metricsUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -49,6 +56,24 @@ export async function startSidecar(
   const pool = createPool(config.databaseUrl, log);
   // Management gets its own, smaller pool: /auth never queues for a connection behind it.
   const managementPool = createPool(config.databaseUrl, log, { max: 4 });
+  const metrics = new SidecarMetrics();
+  instrumentPools(metrics, { auth: pool, management: managementPool });
+  if (config.controlSocket) registerNginxCounters(metrics, config.controlSocket);
+  // Up before the database wait: live at once, and ready (200) only once migrated and serving.
+  let serving = false;
+  const readiness = async (): Promise<Readiness> => {
+    const state = await checkReadiness(pool);
+    if (!state.ready || serving) return state;
+    return { ready: false, code: 'STARTING', message: 'The sidecar is still starting.' };
+  };
+  const metricsServer = config.metricsListen
+    ? createMetricsServer({ metrics, readiness, log })
+    : null;
+  const metricsUrl =
+    metricsServer && config.metricsListen
+      ? await listen(metricsServer, config.metricsListen)
+      : null;
+  if (metricsUrl) log.info('metrics listening', { url: metricsUrl });
   await retry(() => migrate(pool, log), log);
   await createBootstrapKeyIfAsked(env, {
     store: new ClientStore(pool),
@@ -69,11 +94,16 @@ export async function startSidecar(
       }),
   });
   const invalidator = config.controlSocket
-    ? new NginxControl(config.controlSocket, log)
+    ? new NginxControl(config.controlSocket, log, metrics)
     : NO_INVALIDATOR;
   // Revocation is pushed to nginx: this sidecar's own changes at once, everyone's through
   // LISTEN. Started before serving; /auth does not wait for it (nginx's bound covers a gap).
-  const listener = new ChangeListener({ databaseUrl: config.databaseUrl, invalidator, log });
+  const listener = new ChangeListener({
+    databaseUrl: config.databaseUrl,
+    invalidator,
+    log,
+    metrics,
+  });
   listener.start();
   // Written off the /auth path: last use at most once a minute per client, failure counts
   // every few seconds (docs/decisions/20261123-key-lifecycle.md, 20261123-audit-trail.md).
@@ -87,16 +117,23 @@ export async function startSidecar(
     managementPool,
     log,
     invalidator,
-    bearer: (clients) => new OidcBearerVerifier(oidc, clients, log, clock),
+    metrics,
+    bearer: (clients) => new OidcBearerVerifier(oidc, clients, log, clock, metrics),
     observer: observers(lastUsed, failures),
     clock,
   });
   const url = await listen(server, config.listen);
+  serving = true;
   log.info('sidecar listening', { url });
   return {
     url,
+    metricsUrl,
     async close() {
       await listener.stop();
+      if (metricsServer) {
+        metricsServer.close();
+        metricsServer.closeAllConnections();
+      }
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

@@ -5,6 +5,7 @@ local contract = require("gateway.contract")
 local cache = require("gateway.cache")
 local entry = require("gateway.entry")
 local keying = require("gateway.keying")
+local metrics = require("gateway.metrics")
 local request_check = require("gateway.request_check")
 local respond = require("gateway.respond")
 local sidecar = require("gateway.sidecar_client")
@@ -17,8 +18,11 @@ local MAX_HEADERS = 100
 -- Only guards against nginx itself stalling: the sidecar's timeout is nginx's, on the socket.
 local ASK_TIMEOUT_MS = 65000
 local answers = contract.answers
+-- This worker's counters (gateway.metrics flushes them): one field increment per request.
+local counts = metrics.counts
 
 local function refuse(answer, headers)
+  metrics.refusal(answer.status)
   return respond.json(answer.status, answer.body, headers)
 end
 
@@ -73,11 +77,12 @@ local function relay_refusal(res)
   if type(body) ~= "string" or body:sub(1, 1) ~= "{" then
     body = (res.status == 403 and answers.forbidden or answers.unauthorized).body
   end
+  metrics.refusal(res.status)
   return respond.json(res.status, body, headers)
 end
 
--- What the sidecar is told: the caller's credential and nginx's settings, nothing else of
--- the caller's request (so no caller-supplied header can pose as a setting).
+-- What the sidecar is told: the caller's credential, nginx's settings and nginx's request id,
+-- nothing else of the caller's request (so no caller-supplied header can pose as a setting).
 local function question(credential, admin)
   local headers = {}
   local forwarded = contract.forwarded
@@ -135,8 +140,10 @@ local function check(admin)
     key = keying.key(credential, ngx.var[contract.decision_inputs_variable] or "")
     local identity = cache.get(key)
     if identity then
+      counts.cache_hit = counts.cache_hit + 1
       return use(identity)
     end
+    counts.cache_miss = counts.cache_miss + 1
   end
 
   -- Taken before asking: a revocation that lands while the sidecar answers is newer than this.

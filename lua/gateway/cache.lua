@@ -6,6 +6,7 @@
 local contract = require("gateway.contract")
 local entry = require("gateway.entry")
 local lrucache = require("resty.lrucache")
+local metrics = require("gateway.metrics")
 
 local M = {}
 
@@ -61,7 +62,14 @@ function M.put(key, identity, created, lifetime)
   if not longest or longest < lifetime then
     revocations:set(LONGEST, lifetime)
   end
-  decisions:set(key, value, lifetime)
+  local ok, _, forcible = decisions:set(key, value, lifetime)
+  local counts = metrics.counts
+  if not ok then
+    counts.cache_store_failed = counts.cache_store_failed + 1
+  elseif forcible then
+    -- Room was made by evicting unexpired decisions: the cache is smaller than the traffic.
+    counts.cache_eviction = counts.cache_eviction + 1
+  end
 end
 
 -- How long a marker must live: past the longest entry, plus a second for requests in flight.

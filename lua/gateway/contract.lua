@@ -4,8 +4,10 @@ return {
   dicts = {
     decisions = "gateway_decisions",
     revocations = "gateway_revocations",
+    metrics = "gateway_metrics",
   },
   auth_path = "/auth",
+  counters = { "cache_hit", "cache_miss", "cache_eviction", "cache_store_failed" },
   control_socket_variable = "gateway_control_socket",
   forwarded = {
     { "X-Gateway-Api-Keys-Enabled", "api_keys_enabled" },
@@ -20,6 +22,7 @@ return {
     { "X-Gateway-Oidc-Audience", "oidc_audience" },
     { "X-Original-Method", "request_method" },
     { "X-Original-URI", "request_uri" },
+    { "X-Request-Id", "request_id" },
   },
   require_admin_header = "X-Gateway-Require-Admin",
   max_age_variable = "auth_cache_max_age_ms",

@@ -8,6 +8,7 @@ function M.master()
   require("gateway.access")
   require("gateway.control")
   require("gateway.console")
+  require("gateway.metrics")
 end
 
 return M

@@ -7,18 +7,43 @@ import {
   ServiceUnavailableError,
 } from '../errors/api-error.js';
 import type { Logger } from '../log.js';
+import type { SidecarMetrics } from '../metrics/sidecar-metrics.js';
+import { requestIdFields } from '../request-id.js';
 import { requiresAdmin } from './admin-paths.js';
 import type { Authenticator } from './authenticator.js';
 import type { AuthFailure } from './decision.js';
 import { type MethodToggles, readToggles, ToggleConfigError } from './method-toggles.js';
 import { refusalError } from './refusal.js';
 
+/** Where /auth reports each answer: the metrics, and a debug line with nginx's request id. */
+function reporter(req: IncomingMessage, log: Logger, metrics: SidecarMetrics | null) {
+  const started = performance.now();
+  return (method: string, result: string, status: number): void => {
+    const seconds = (performance.now() - started) / 1000;
+    metrics?.decided(method, result, seconds);
+    log.debug('auth decision', {
+      ...requestIdFields(req.headers),
+      method,
+      result,
+      status,
+      duration_ms: Math.round(seconds * 10_000) / 10,
+    });
+  };
+}
+
 /**
- * `/auth`, asked by nginx's `auth_request` for every request: the hot path. Plain
- * node:http, no framework, one cache look-up and one SHA-256 when the client is known.
+ * `/auth`, asked by nginx's Lua code on a cache miss: the hot path. Plain node:http, no
+ * framework, one cache look-up and one SHA-256 when the client is known. Each answer is
+ * counted by method (`apk`, `bearer`, `none`) and result (`allowed`, a refusal code,
+ * `forbidden`, `unavailable`, `error`).
  */
-export function createAuthHandler(authenticator: Authenticator, log: Logger) {
+export function createAuthHandler(
+  authenticator: Authenticator,
+  log: Logger,
+  metrics: SidecarMetrics | null = null,
+) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const report = reporter(req, log, metrics);
     let toggles: MethodToggles;
     try {
       toggles = readToggles(req.headers);
@@ -27,9 +52,11 @@ export function createAuthHandler(authenticator: Authenticator, log: Logger) {
       // Stryker disable next-line ConditionalExpression: equivalent while that holds
       if (!(err instanceof ToggleConfigError)) throw err;
       log.error('nginx forwarded an invalid toggle; refusing every request', {
+        ...requestIdFields(req.headers),
         error: err.message,
       });
       sendJson(res, 500, asciiJson(INTERNAL_ERROR_BODY), {});
+      report('none', 'error', 500);
       return;
     }
     let decision: Awaited<ReturnType<Authenticator['authenticate']>>;
@@ -38,19 +65,23 @@ export function createAuthHandler(authenticator: Authenticator, log: Logger) {
     } catch (err) {
       // Infrastructure fault (database down): fail closed with a 503 that nginx turns into 5xx.
       log.error('authentication failed on an infrastructure fault', {
+        ...requestIdFields(req.headers),
         error: (err as Error).message,
       });
       const unavailable = new ServiceUnavailableError();
       sendJson(res, unavailable.status, asciiJson(unavailable.body()), {});
+      report('none', 'unavailable', unavailable.status);
       return;
     }
     if (!decision.ok) {
       sendRefusal(res, decision, toggles);
+      report(decision.scheme ?? 'none', decision.code, 401);
       return;
     }
     if (!decision.identity.isAdmin && requiresAdmin(req.headers)) {
       const forbidden = new ForbiddenError('The management API needs an admin credential.');
       sendJson(res, 403, asciiJson(forbidden.body()), {});
+      report(decision.method, 'forbidden', 403);
       return;
     }
     const headers: Record<string, string> = {
@@ -69,6 +100,7 @@ export function createAuthHandler(authenticator: Authenticator, log: Logger) {
     }
     res.writeHead(204, headers);
     res.end();
+    report(decision.method, 'allowed', 204);
   };
 }
 

@@ -12,6 +12,29 @@ function migrationsDir(): string {
   return join(packageRoot(), 'sidecar', 'db', 'migrations');
 }
 
+/** The migration files this code ships, in the order they apply. */
+export async function migrationFiles(dir: string = migrationsDir()): Promise<string[]> {
+  return (await readdir(dir)).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
+}
+
+/** The shipped migrations this database has not recorded (all of them before the first run). */
+export async function pendingMigrations(
+  pool: pg.Pool,
+  dir: string = migrationsDir(),
+): Promise<string[]> {
+  const files = await migrationFiles(dir);
+  const table = await pool.query<{ exists: boolean }>(
+    "SELECT to_regclass('schema_migrations') IS NOT NULL AS exists",
+  );
+  if (!table.rows[0]?.exists) return files;
+  const done = new Set(
+    (await pool.query<{ version: string }>('SELECT version FROM schema_migrations')).rows.map(
+      (r) => r.version,
+    ),
+  );
+  return files.filter((f) => !done.has(f));
+}
+
 /**
  * First line of a migration that must run outside a transaction: `CREATE INDEX CONCURRENTLY`,
  * which builds an index on a large table without blocking writes. Such a file holds exactly one
@@ -39,7 +62,7 @@ export async function migrate(
   log: Logger,
   dir: string = migrationsDir(),
 ): Promise<string[]> {
-  const files = (await readdir(dir)).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
+  const files = await migrationFiles(dir);
   const client = await pool.connect();
   const applied: string[] = [];
   try {

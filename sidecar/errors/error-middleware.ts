@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../log.js';
+import { requestIdFields } from '../request-id.js';
 import { ApiError, type ErrorBody, INTERNAL_ERROR_BODY } from './api-error.js';
 
 const BAD_REQUEST_BODY: ErrorBody = {
@@ -37,6 +38,7 @@ export function errorMiddleware(log: Logger) {
       return;
     }
     log.error('unexpected error in a management route', {
+      ...requestIdFields(req.headers),
       method: req.method,
       path: req.path,
       error: err instanceof Error ? err.message : String(err),

@@ -5,6 +5,7 @@ import { keyOf, sortField } from '../clients/client-order.js';
 import type { UpdateOutcome } from '../clients/client-store.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/api-error.js';
 import { formatApiKey, generateSecret } from '../keys/api-key.js';
+import { requestIdFields } from '../request-id.js';
 import { parseCreateApiClient, parseUpdateApiClient } from './api-client-input.js';
 import { API_CLIENT_OPERATIONS as OPS } from './api-clients-operations.js';
 import type { ManagementParts } from './app.js';
@@ -69,7 +70,7 @@ export function apiClientsRouter(parts: ManagementParts): Router {
         res.status(200).type('application/json; charset=utf-8').end();
         return;
       }
-      await streamList(res, store, sort, cursor, log);
+      await streamList(res, store, sort, cursor, log.child(requestIdFields(req.headers)));
       return;
     }
     const page = await store.list({

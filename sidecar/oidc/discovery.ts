@@ -16,7 +16,7 @@ export async function discover(
   discoveryUrl: URL,
   sslVerify: boolean,
 ): Promise<ProviderMetadata> {
-  const doc = await http.getJson(discoveryUrl, sslVerify, 'OpenID Connect discovery');
+  const doc = await http.getJson(discoveryUrl, sslVerify, 'OpenID Connect discovery', 'discovery');
   return parseMetadata(doc, discoveryUrl);
 }
 

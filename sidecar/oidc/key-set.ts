@@ -22,7 +22,7 @@ export class ProviderKeySet {
     onBackgroundError: (err: unknown) => void,
   ) {
     this.keys = new CachedResource(
-      async () => toResolver(await http.getJson(jwksUri, sslVerify, 'key set')),
+      async () => toResolver(await http.getJson(jwksUri, sslVerify, 'key set', 'jwks')),
       policy,
       onBackgroundError,
     );

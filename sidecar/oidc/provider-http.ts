@@ -1,6 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { rootCertificates } from 'node:tls';
+import type { OidcResource } from '../metrics/sidecar-metrics.js';
 import { ProviderError } from './errors.js';
 
 /** Discovery documents and key sets are small; a bigger answer is a fault, not data. */
@@ -31,13 +32,31 @@ export class ProviderHttp {
   constructor(
     extraCa: string[],
     private readonly timeoutMs: number,
+    /** Told of every fetch and whether it gave a usable answer (the metrics count them). */
+    private readonly observe: (resource: OidcResource, ok: boolean) => void = () => {},
   ) {
     // `ca` replaces Node's default roots, so keep them: public providers must still verify.
     this.ca = [...rootCertificates, ...extraCa];
   }
 
   /** The parsed JSON body of a 200 answer; anything else is a ProviderError naming `what`. */
-  getJson(url: URL, sslVerify: boolean, what: string): Promise<unknown> {
+  async getJson(
+    url: URL,
+    sslVerify: boolean,
+    what: string,
+    resource: OidcResource,
+  ): Promise<unknown> {
+    try {
+      const body = await this.fetchJson(url, sslVerify, what);
+      this.observe(resource, true);
+      return body;
+    } catch (err) {
+      this.observe(resource, false);
+      throw err;
+    }
+  }
+
+  private fetchJson(url: URL, sslVerify: boolean, what: string): Promise<unknown> {
     const https = url.protocol === 'https:';
     const send = https ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {

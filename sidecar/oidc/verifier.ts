@@ -5,6 +5,7 @@ import type { OidcOptions } from '../auth/method-toggles.js';
 import { isExpired } from '../clients/api-client.js';
 import type { ClientDirectory } from '../clients/client-directory.js';
 import type { Logger } from '../log.js';
+import type { SidecarMetrics } from '../metrics/sidecar-metrics.js';
 import { algorithmRefusal } from './algorithms.js';
 import { OidcError } from './errors.js';
 import { ProviderRegistry } from './provider.js';
@@ -35,8 +36,11 @@ export class OidcBearerVerifier implements BearerVerifier {
     private readonly clients: Pick<ClientDirectory, 'bySubject'>,
     private readonly log: Logger,
     private readonly now: Clock = Date.now,
+    metrics: SidecarMetrics | null = null,
   ) {
-    const http = new ProviderHttp(settings.extraCa, settings.httpTimeoutMs);
+    const http = new ProviderHttp(settings.extraCa, settings.httpTimeoutMs, (resource, ok) =>
+      metrics?.fetched(resource, ok),
+    );
     this.providers = new ProviderRegistry(
       http,
       {

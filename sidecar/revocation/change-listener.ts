@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { CLIENT_CHANGES_CHANNEL } from '../../common/contract.js';
 import type { Logger } from '../log.js';
+import type { SidecarMetrics } from '../metrics/sidecar-metrics.js';
 import type { DecisionInvalidator } from './nginx-control.js';
 
 export interface ChangeListenerOptions {
@@ -9,6 +10,8 @@ export interface ChangeListenerOptions {
   log: Logger;
   /** Longest wait between reconnection attempts. */
   maxBackoffMs?: number;
+  /** Where the push lag (notification received → nginx acknowledged) is recorded. */
+  metrics?: SidecarMetrics | null;
 }
 
 /**
@@ -20,7 +23,8 @@ export interface ChangeListenerOptions {
 export class ChangeListener {
   private client: pg.Client | null = null;
   private stopped = false;
-  private pending = new Set<number>();
+  /** Row ids to invalidate → when their first notification arrived (performance.now()). */
+  private pending = new Map<number, number>();
   private flushing = false;
   private attempt = 0;
   private timer: NodeJS.Timeout | null = null;
@@ -118,7 +122,7 @@ export class ChangeListener {
 
   /** Notifications of one turn of the event loop go to nginx in one request. */
   private enqueue(id: number): void {
-    this.pending.add(id);
+    if (!this.pending.has(id)) this.pending.set(id, performance.now());
     if (this.flushing) return;
     this.flushing = true;
     setImmediate(() => void this.flush());
@@ -126,9 +130,15 @@ export class ChangeListener {
 
   private async flush(): Promise<void> {
     while (this.pending.size > 0) {
-      const ids = [...this.pending];
+      const received = [...this.pending.values()];
+      const ids = [...this.pending.keys()];
       this.pending.clear();
-      await this.options.invalidator.clients(ids);
+      const acknowledged = await this.options.invalidator.clients(ids);
+      const lag = this.options.metrics?.revocationLag;
+      if (acknowledged && lag) {
+        const now = performance.now();
+        for (const at of received) lag.observe((now - at) / 1000);
+      }
     }
     this.flushing = false;
   }

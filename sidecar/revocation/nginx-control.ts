@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import { CONTROL } from '../../common/contract.js';
 import type { Logger } from '../log.js';
+import type { SidecarMetrics } from '../metrics/sidecar-metrics.js';
 
 /** Tells this sidecar's own nginx that decisions are no longer valid. */
 export interface DecisionInvalidator {
@@ -27,15 +28,21 @@ export class NginxControl implements DecisionInvalidator {
   constructor(
     private readonly socketPath: string,
     private readonly log: Logger,
+    private readonly metrics: SidecarMetrics | null = null,
   ) {}
 
-  clients(ids: readonly number[]): Promise<boolean> {
-    if (ids.length === 0) return Promise.resolve(true);
-    return this.post(CONTROL.invalidate, ids.join(','));
+  async clients(ids: readonly number[]): Promise<boolean> {
+    if (ids.length === 0) return true;
+    return this.counted('clients', await this.post(CONTROL.invalidate, ids.join(',')));
   }
 
-  all(): Promise<boolean> {
-    return this.post(CONTROL.invalidateAll, '');
+  async all(): Promise<boolean> {
+    return this.counted('all', await this.post(CONTROL.invalidateAll, ''));
+  }
+
+  private counted(scope: 'clients' | 'all', ok: boolean): boolean {
+    if (!ok) this.metrics?.revocationFailures.inc({ scope });
+    return ok;
   }
 
   private post(path: string, body: string): Promise<boolean> {

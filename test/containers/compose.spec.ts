@@ -125,6 +125,26 @@ describe('docker-compose.yml', () => {
       connectTo: '127.0.0.1',
     });
     expect(anonymous.status).toBe(401);
+    expect(anonymous.headers['x-request-id']).toMatch(/^[0-9a-f]{32}$/);
+
+    // The README's look at the metrics, inside the gateway container (published nowhere):
+    // ready, and nginx's Lua counters reach the sidecar through the shared control socket.
+    const inGateway = (path: string) =>
+      compose([
+        'exec',
+        '-T',
+        'gateway',
+        'node',
+        '-e',
+        `fetch('http://127.0.0.1:9464${path}').then(r=>r.text()).then(console.log)`,
+      ]);
+    expect(JSON.parse(await inGateway('/readyz'))).toEqual({ status: 'ready' });
+    const metrics = await inGateway('/metrics');
+    expect(metrics).toMatch(/^gateway_nginx_up 1$/m);
+    expect(metrics).toMatch(
+      /^gateway_auth_decisions_total\{method="apk",result="allowed"\} [1-9]/m,
+    );
+    expect(metrics).not.toContain(key.split('.')[1]);
 
     // Four services, all healthy; only the proxy publishes a port, on the address asked for.
     const docker = (await engine()).container.dockerode;

@@ -46,6 +46,8 @@ test('npm start on a checkout without node_modules reaches "Gateway ready"', asy
       HOME: process.env.HOME,
       API_KEY_CREATE: 'true',
       GATEWAY_HTTPS_PORT: String(port),
+      // Like the HTTPS port: a free one, so a gateway already running here is no obstacle.
+      METRICS_LISTEN: `127.0.0.1:${await freePort()}`,
     },
   });
   let output = '';

@@ -95,4 +95,13 @@ describe('environment', () => {
     }
     expect(() => resolveSettings({ versions: [] })).toThrow('at least one API version');
   });
+
+  test('ENGINE_LOG_REQUESTS: true or false (unset: no request log); anything else is refused', () => {
+    expect(optionsFromEnv({}).logRequests).toBeUndefined();
+    expect(optionsFromEnv({ ENGINE_LOG_REQUESTS: 'true' }).logRequests).toBe(true);
+    expect(optionsFromEnv({ ENGINE_LOG_REQUESTS: 'false' }).logRequests).toBe(false);
+    expect(() => optionsFromEnv({ ENGINE_LOG_REQUESTS: 'yes' })).toThrow(
+      'ENGINE_LOG_REQUESTS must be true or false',
+    );
+  });
 });

@@ -2,6 +2,7 @@
 -- by lua.test.ts. Each case returns nothing on success and raises on failure.
 local entry = require("gateway.entry")
 local keying = require("gateway.keying")
+local metrics = require("gateway.metrics")
 local request_check = require("gateway.request_check")
 local sidecar = require("gateway.sidecar_client")
 
@@ -165,6 +166,34 @@ case("request_check.set_of", function()
   local set = request_check.set_of({ "GET", "POST" })
   eq(set.GET, true)
   eq(set.DELETE, nil)
+end)
+
+case("metrics.drain: hands over every non-zero count once, then zeroes it", function()
+  local counts = { cache_hit = 3, cache_miss = 0, cache_eviction = 1 }
+  local refused = { [401] = 2, [503] = 0 }
+  local added = {}
+  local function add(key, n)
+    eq(added[key], nil, "added twice: " .. key)
+    added[key] = n
+  end
+  metrics.drain(counts, refused, add)
+  eq(added.cache_hit, 3, "hits")
+  eq(added.cache_eviction, 1, "evictions")
+  eq(added.cache_miss, nil, "nothing to add for a zero")
+  eq(added.refused_401, 2, "refusals by status")
+  eq(added.refused_503, nil, "no zero refusals")
+  eq(counts.cache_hit, 0, "zeroed")
+  eq(refused[401], 0, "zeroed")
+  added = {}
+  metrics.drain(counts, refused, add)
+  eq(next(added), nil, "a second drain adds nothing")
+end)
+
+case("metrics: every counter the contract names starts at zero in the worker's table", function()
+  local contract = require("gateway.contract")
+  for i = 1, #contract.counters do
+    eq(type(metrics.counts[contract.counters[i]]), "number", contract.counters[i])
+  end
 end)
 
 return function()

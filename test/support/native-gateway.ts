@@ -38,6 +38,8 @@ export interface NativeGatewayProcess {
   fqdn: string;
   /** `https://127.0.0.1:<port>`: callers connect to loopback and present SNI `fqdn`. */
   loopbackUrl: string;
+  /** The sidecar's metrics listener, `http://127.0.0.1:<free port>` (METRICS_LISTEN). */
+  metricsUrl: string;
   /** The bootstrap key printed by this start ('' when API_KEY_CREATE was not true). */
   adminKey: string;
   configDir: string;
@@ -63,11 +65,14 @@ export async function launchNativeGateway(
   await chmod(options.home, 0o755);
   const port = options.port ?? (await freePort());
   const fqdn = options.fqdn ?? 'localhost';
+  // Its own metrics port, so gateways started side by side never compete for 9464.
+  const metricsPort = await freePort();
   const runner = startProcess(process.execPath, [runnerMain()], {
     PATH: process.env.PATH,
     GATEWAY_HOME: options.home,
     GATEWAY_HTTPS_PORT: String(port),
     GATEWAY_FQDN: fqdn,
+    METRICS_LISTEN: `127.0.0.1:${metricsPort}`,
     ...options.env,
   });
   const run = join(options.home, 'run');
@@ -86,6 +91,7 @@ export async function launchNativeGateway(
     port,
     fqdn,
     loopbackUrl: `https://127.0.0.1:${port}`,
+    metricsUrl: `http://127.0.0.1:${metricsPort}`,
     adminKey: bootstrapKey(runner.stdout()),
     configDir,
     ca: await readFile(join(configDir, 'nginx/ssl/nginx.crt'), 'utf8'),

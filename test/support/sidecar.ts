@@ -48,8 +48,21 @@ export function movableClock(start: number = Date.now()): Clock & { advance(ms: 
 /** A logger that keeps every line (JSON as the real one writes it) for the test to read. */
 export function capturingLogger(): Logger & { lines: string[] } {
   const lines: string[] = [];
-  const write = (level: string) => (message: string, fields?: Record<string, unknown>) => {
-    lines.push(JSON.stringify({ level, message, ...fields }));
+  const at =
+    (bound: Record<string, unknown>) =>
+    (level: string) =>
+    (message: string, fields?: Record<string, unknown>) => {
+      lines.push(JSON.stringify({ level, message, ...bound, ...fields }));
+    };
+  const logger = (bound: Record<string, unknown>): Logger => {
+    const write = at(bound);
+    return {
+      debug: write('debug'),
+      info: write('info'),
+      warn: write('warn'),
+      error: write('error'),
+      child: (fields) => logger({ ...bound, ...fields }),
+    };
   };
-  return { lines, info: write('info'), warn: write('warn'), error: write('error') };
+  return { lines, ...logger({}) };
 }

@@ -3,6 +3,7 @@ import { ApiKeyVerifier } from '../../../sidecar/auth/api-key-verifier.js';
 import { createAuthHandler } from '../../../sidecar/auth/auth-route.js';
 import { Authenticator } from '../../../sidecar/auth/authenticator.js';
 import type { BearerVerifier } from '../../../sidecar/auth/bearer-verifier.js';
+import { SidecarMetrics } from '../../../sidecar/metrics/sidecar-metrics.js';
 import { http } from '../../support/http.js';
 import { directoryOf, row } from '../support/clients.js';
 import { recordingLogger, serve } from '../support/serve.js';
@@ -172,7 +173,7 @@ describe('/auth', () => {
       ],
     });
     expect(res.headers['x-client-id']).toBeUndefined();
-    expect(lines).toEqual([
+    expect(lines.filter((l) => l.level !== 'debug')).toEqual([
       {
         level: 'error',
         message: 'authentication failed on an infrastructure fault',
@@ -190,7 +191,7 @@ describe('/auth', () => {
     expect(res.status).toBe(500);
     expect(res.json).toEqual({ errors: [{ code: 'INTERNAL', message: 'Internal error.' }] });
     expect(res.headers['content-type']).toBe('application/json');
-    expect(lines).toEqual([
+    expect(lines.filter((l) => l.level !== 'debug')).toEqual([
       {
         level: 'error',
         message: 'nginx forwarded an invalid toggle; refusing every request',
@@ -198,6 +199,94 @@ describe('/auth', () => {
           error: 'x-gateway-api-keys-enabled must be "true" or "false", got "yes"',
         },
       },
+    ]);
+  });
+});
+
+describe('/auth reporting', () => {
+  test('each answer is counted by method and result and logged (debug) with nginx request id', async () => {
+    const metrics = new SidecarMetrics();
+    const recorded = recordingLogger();
+    const server = await serve(
+      createAuthHandler(
+        new Authenticator(new ApiKeyVerifier(clients), bearer),
+        recorded.log,
+        metrics,
+      ),
+    );
+    const id = '0123456789abcdef0123456789abcdef';
+    try {
+      await ask(server.url, { Authorization: `apk 1.${SECRET}`, 'X-Request-Id': id });
+      await ask(server.url, { Authorization: `apk 1.${'x'.repeat(43)}` });
+      await ask(server.url, { Authorization: 'Bearer nope', 'X-Request-Id': 'not-an-id' });
+    } finally {
+      await server.close();
+    }
+    const text = await metrics.text();
+    expect(text).toContain('gateway_auth_decisions_total{method="apk",result="allowed"} 1');
+    expect(text).toContain('gateway_auth_decisions_total{method="apk",result="INVALID_API_KEY"} 1');
+    expect(text).toContain(
+      'gateway_auth_decisions_total{method="bearer",result="METHOD_DISABLED"} 1',
+    );
+    expect(text).toContain('gateway_auth_decision_duration_seconds_count{method="apk"} 2');
+    expect(text).not.toContain(SECRET);
+    const decisions = recorded.lines.filter((l) => l.message === 'auth decision');
+    expect(decisions.map((l) => [l.level, l.fields?.request_id, l.fields?.result])).toEqual([
+      ['debug', id, 'allowed'],
+      // No id, or one that is not nginx's shape: none logged.
+      ['debug', undefined, 'INVALID_API_KEY'],
+      ['debug', undefined, 'METHOD_DISABLED'],
+    ]);
+    expect(JSON.stringify(recorded.lines)).not.toContain(SECRET);
+    expect(decisions[0]?.fields).toMatchObject({ method: 'apk', status: 204 });
+    expect(decisions[0]?.fields?.duration_ms).toEqual(expect.any(Number));
+    expect(decisions[1]?.fields).toMatchObject({ method: 'apk', status: 401 });
+  });
+
+  test('forbidden, unavailable and a bad toggle are counted too, with their status logged', async () => {
+    const metrics = new SidecarMetrics();
+    const recorded = recordingLogger();
+    const up = await serve(
+      createAuthHandler(
+        new Authenticator(new ApiKeyVerifier(clients), bearer),
+        recorded.log,
+        metrics,
+      ),
+    );
+    const broken = await serve(
+      createAuthHandler(
+        new Authenticator(new ApiKeyVerifier(failing), null),
+        recorded.log,
+        metrics,
+      ),
+    );
+    try {
+      const forbidden = await ask(up.url, {
+        Authorization: `apk 1.${SECRET}`,
+        'X-Gateway-Require-Admin': 'true',
+      });
+      expect(forbidden.status).toBe(403);
+      expect((await ask(broken.url, { Authorization: `apk 1.${SECRET}` })).status).toBe(503);
+      const bad = await ask(up.url, {
+        Authorization: `apk 1.${SECRET}`,
+        'X-Gateway-Api-Keys-Enabled': 'yes',
+      });
+      expect(bad.status).toBe(500);
+    } finally {
+      await up.close();
+      await broken.close();
+    }
+    const text = await metrics.text();
+    expect(text).toContain('gateway_auth_decisions_total{method="apk",result="forbidden"} 1');
+    expect(text).toContain('gateway_auth_decisions_total{method="none",result="unavailable"} 1');
+    expect(text).toContain('gateway_auth_decisions_total{method="none",result="error"} 1');
+    const statuses = recorded.lines
+      .filter((l) => l.message === 'auth decision')
+      .map((l) => [l.fields?.result, l.fields?.status]);
+    expect(statuses).toEqual([
+      ['forbidden', 403],
+      ['unavailable', 503],
+      ['error', 500],
     ]);
   });
 });

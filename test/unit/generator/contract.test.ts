@@ -75,9 +75,9 @@ describe('the nginx-sidecar header contract', () => {
     expect(new Set(channels)).toEqual(new Set([CLIENT_CHANGES_CHANNEL]));
   });
 
-  test('nginx forwards the original method and every toggle', () => {
+  test('nginx forwards the original method, every toggle and its request id', () => {
     expect(FORWARDED_TO_SIDECAR.map((r) => r.variable).sort()).toEqual(
-      [...Object.keys(TOGGLES), '$request_method', '$request_uri'].sort(),
+      [...Object.keys(TOGGLES), '$request_method', '$request_uri', '$request_id'].sort(),
     );
   });
 });

@@ -254,11 +254,14 @@ describe("nginx's own error answers", () => {
 });
 
 describe('security headers', () => {
+  const requestId = { name: 'X-Request-Id', value: '$request_id' };
+
   test('HSTS on every answer by default (one year); nosniff and no-store on nginx answers', () => {
     const hsts = { name: 'Strict-Transport-Security', value: '"max-age=31536000"' };
-    expect(model.securityHeaders).toEqual([hsts]);
+    expect(model.serverHeaders).toEqual([hsts, requestId]);
     expect(model.answerHeaders).toEqual([
       hsts,
+      requestId,
       { name: 'X-Content-Type-Options', value: 'nosniff' },
       { name: 'Cache-Control', value: 'no-store' },
     ]);
@@ -266,14 +269,25 @@ describe('security headers', () => {
 
   test('hsts_max_age_s sets the age; 0 sends no HSTS at all', () => {
     const at = (s: number) => defaultConfModel(parseSettings({ hsts_max_age_s: s }));
-    expect(at(1).securityHeaders).toEqual([
+    expect(at(1).serverHeaders).toEqual([
       { name: 'Strict-Transport-Security', value: '"max-age=1"' },
+      requestId,
     ]);
-    expect(at(0).securityHeaders).toEqual([]);
+    expect(at(0).serverHeaders).toEqual([requestId]);
     expect(at(0).answerHeaders.map((h) => h.name)).toEqual([
+      'X-Request-Id',
       'X-Content-Type-Options',
       'Cache-Control',
     ]);
+  });
+});
+
+describe('request ids', () => {
+  test("nginx's request id reaches the app and the sidecar; the upstream's own is dropped", () => {
+    const requestId = { name: 'X-Request-Id', value: '$request_id' };
+    expect(model.app.headers).toContainEqual(requestId);
+    expect(model.management.headers).toContainEqual(requestId);
+    expect(model.hiddenUpstreamHeaders).toEqual(['X-Request-Id']);
   });
 });
 
@@ -289,7 +303,11 @@ describe('listeners', () => {
     const on = (https_port: number) =>
       defaultConfModel(parseSettings({ fqdn: 'gw.example', https_port, http_redirect_port: 8080 }))
         .httpRedirect;
-    expect(on(8443)).toEqual({ listen: '8080', target: '"https://gw.example:8443$request_uri"' });
-    expect(on(443)).toEqual({ listen: '8080', target: '"https://gw.example$request_uri"' });
+    expect(on(8443)).toMatchObject({
+      listen: '8080',
+      target: '"https://gw.example:8443$request_uri"',
+    });
+    expect(on(443)).toMatchObject({ listen: '8080', target: '"https://gw.example$request_uri"' });
+    expect(on(443)?.requestId).toEqual({ name: 'X-Request-Id', value: '$request_id' });
   });
 });

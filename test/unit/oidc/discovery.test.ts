@@ -30,7 +30,7 @@ describe('discover', () => {
       jwksUri: new URL('https://idp.example/jwks'),
       signingAlgs: ['ES256'],
     });
-    expect(asked).toEqual([[HTTPS, false, 'OpenID Connect discovery']]);
+    expect(asked).toEqual([[HTTPS, false, 'OpenID Connect discovery', 'discovery']]);
   });
 
   test('no signing algorithms listed means RS256 (Discovery 1.0)', async () => {

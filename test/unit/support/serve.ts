@@ -21,6 +21,12 @@ export function recordingLogger() {
     (message: string, fields?: Record<string, unknown>): void => {
       lines.push({ level, message, ...(fields ? { fields } : {}) });
     };
-  const log: Logger = { info: at('info'), warn: at('warn'), error: at('error') };
+  const log: Logger = {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: () => log,
+  };
   return { log, lines };
 }

@@ -1,0 +1,32 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+// The gateway's request id (nginx's $request_id): 32 hex digits. Anything else is not logged as one.
+const REQUEST_ID = /^[0-9a-f]{32}$/;
+
+/**
+ * One JSON line per answered request: method, path (never the query: it may carry data the
+ * caller did not mean for a log), status, duration, and the gateway's `X-Request-Id`, so a
+ * request can be followed from the caller's answer through nginx and the sidecar to here.
+ */
+export function logRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  log: (line: string) => void,
+): void {
+  const started = performance.now();
+  res.once('finish', () => {
+    const id = req.headers['x-request-id'];
+    log(
+      JSON.stringify({
+        time: new Date().toISOString(),
+        level: 'info',
+        message: 'engine request',
+        ...(typeof id === 'string' && REQUEST_ID.test(id) ? { request_id: id } : {}),
+        method: req.method,
+        path: (req.url ?? '').split('?')[0],
+        status: res.statusCode,
+        duration_ms: Math.round((performance.now() - started) * 10) / 10,
+      }),
+    );
+  });
+}

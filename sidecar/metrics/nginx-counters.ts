@@ -1,0 +1,114 @@
+import { request } from 'node:http';
+import { Counter, Gauge } from 'prom-client';
+import { CONTROL, LUA_COUNTERS } from '../../common/contract.js';
+import type { SidecarMetrics } from './sidecar-metrics.js';
+
+type Snapshot = Record<string, number>;
+
+const TIMEOUT_MS = 1_000;
+const MAX_BODY = 64 * 1024;
+const REFUSED = /^refused_(\d{3})$/;
+
+// The Lua counters' keys (common/contract.ts) → their Prometheus names.
+const NAMES: Record<keyof typeof LUA_COUNTERS, string> = {
+  cache_hit: 'gateway_nginx_decision_cache_hits_total',
+  cache_miss: 'gateway_nginx_decision_cache_misses_total',
+  cache_eviction: 'gateway_nginx_decision_cache_evictions_total',
+  cache_store_failed: 'gateway_nginx_decision_cache_store_failures_total',
+};
+
+/**
+ * nginx's Lua counters, fetched from its control socket (`GET /metrics`, JSON) once per scrape
+ * and shown as counters. When nginx does not answer, the last values it gave stay and
+ * `gateway_nginx_up` is 0; nginx's counters restart from 0 with nginx (a counter reset).
+ */
+export function registerNginxCounters(metrics: SidecarMetrics, socketPath: string): void {
+  let last: Snapshot = {};
+  let inflight: Promise<Snapshot | null> | null = null;
+  // Every counter below reads the same answer: one request to nginx per scrape.
+  const read = (): Promise<Snapshot | null> => {
+    inflight ??= fetchCounters(socketPath).finally(() => {
+      inflight = null;
+    });
+    return inflight;
+  };
+  new Gauge({
+    name: 'gateway_nginx_up',
+    help: "1 when nginx's control socket answered this scrape with its counters, else 0.",
+    registers: [metrics.registry],
+    async collect() {
+      const snapshot = await read();
+      if (snapshot) last = snapshot;
+      this.set(snapshot ? 1 : 0);
+    },
+  });
+  for (const [key, name] of Object.entries(NAMES)) {
+    new Counter({
+      name,
+      help: `nginx (Lua): ${LUA_COUNTERS[key as keyof typeof LUA_COUNTERS]}.`,
+      registers: [metrics.registry],
+      async collect() {
+        const snapshot = (await read()) ?? last;
+        this.reset();
+        this.inc(snapshot[key] ?? 0);
+      },
+    });
+  }
+  new Counter({
+    name: 'gateway_nginx_refusals_total',
+    help: 'Requests nginx refused itself (its Lua code), by HTTP status; the sidecar refusals it relayed included.',
+    labelNames: ['status'] as const,
+    registers: [metrics.registry],
+    async collect() {
+      const snapshot = (await read()) ?? last;
+      this.reset();
+      for (const [key, value] of Object.entries(snapshot)) {
+        const status = REFUSED.exec(key)?.[1];
+        if (status) this.inc({ status }, value);
+      }
+    },
+  });
+}
+
+/** The control socket's counters, or null when nginx does not answer with them. */
+function fetchCounters(socketPath: string): Promise<Snapshot | null> {
+  return new Promise((resolve) => {
+    const req = request(
+      { socketPath, path: CONTROL.metrics, method: 'GET', timeout: TIMEOUT_MS },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_BODY) req.destroy();
+          else chunks.push(chunk);
+        });
+        res.on('error', () => resolve(null));
+        res.on('end', () => {
+          if (res.statusCode !== 200) return resolve(null);
+          resolve(parseCounters(Buffer.concat(chunks).toString('utf8')));
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(null));
+    req.end();
+  });
+}
+
+/** Only non-negative finite numbers under known or refusal keys count; anything else is dropped. */
+export function parseCounters(text: string): Snapshot | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const out: Snapshot = {};
+  for (const [key, n] of Object.entries(value)) {
+    const known = key in NAMES || REFUSED.test(key);
+    if (known && typeof n === 'number' && Number.isFinite(n) && n >= 0) out[key] = n;
+  }
+  return out;
+}
