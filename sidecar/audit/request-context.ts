@@ -2,17 +2,15 @@ import { isIP } from 'node:net';
 import type { Request, Response } from 'express';
 import type { AuthScheme } from '../auth/decision.js';
 import type { Identity } from '../clients/api-client.js';
+import { requestIdOf } from '../request-id.js';
 import type { AuditActor, AuditEventInput } from './audit-log.js';
 
 /** What an audit event says about the request that caused it, besides the action. */
 export type RequestContext = Pick<AuditEventInput, 'actor' | 'requestId' | 'sourceAddress'>;
 
-/** nginx's $request_id is 32 hex digits; anything printable up to 128 characters is kept. */
-const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
-
 /**
  * The admin that requireAdmin authenticated (res.locals), the request id nginx generated
- * (`X-Request-Id`, null when absent or not plain text) and the caller's address (nginx sets
+ * (`X-Request-Id`, null unless it has nginx's shape: the one reader in request-id.ts) and the caller's address (nginx sets
  * `X-Forwarded-For` to $remote_addr, replacing the caller's own; without it, the peer).
  */
 export function requestContext(req: Request, res: Response): RequestContext {
@@ -23,10 +21,9 @@ export function requestContext(req: Request, res: Response): RequestContext {
     name: identity.clientName,
     authMethod: method === 'bearer' ? 'bearer' : 'api_key',
   };
-  const requestId = req.headers['x-request-id'];
   return {
     actor,
-    requestId: typeof requestId === 'string' && REQUEST_ID.test(requestId) ? requestId : null,
+    requestId: requestIdOf(req.headers) ?? null,
     sourceAddress: sourceAddress(req),
   };
 }

@@ -72,7 +72,7 @@ describe('audit events', () => {
     const name = uniqueName('audited');
     const created = await http(`${sidecar.url}${CLIENTS}`, {
       method: 'POST',
-      headers: asAdmin({ 'X-Request-Id': 'req-create-1' }),
+      headers: asAdmin({ 'X-Request-Id': '11111111111111111111111111111111' }),
       json: { name, is_admin: false, generate_api_key: true },
     });
     expect(created.status).toBe(201);
@@ -80,20 +80,20 @@ describe('audit events', () => {
     issued.push(token);
     const put = await http(`${sidecar.url}${CLIENTS}/${id}`, {
       method: 'PUT',
-      headers: asAdmin({ 'X-Request-Id': 'req-update-1' }),
+      headers: asAdmin({ 'X-Request-Id': '22222222222222222222222222222222' }),
       json: { is_admin: true },
     });
     expect(put.status).toBe(200);
     const rotated = await http(`${sidecar.url}${CLIENTS}/${id}/rotate`, {
       method: 'POST',
-      headers: asAdmin({ 'X-Request-Id': 'req-rotate-1' }),
+      headers: asAdmin({ 'X-Request-Id': '33333333333333333333333333333333' }),
       json: { grace_period_seconds: 30 },
     });
     expect(rotated.status).toBe(200);
     issued.push((rotated.json as { token: string }).token);
     const deleted = await http(`${sidecar.url}${CLIENTS}/${id}`, {
       method: 'DELETE',
-      headers: asAdmin({ 'X-Request-Id': 'req-delete-1' }),
+      headers: asAdmin({ 'X-Request-Id': '44444444444444444444444444444444' }),
     });
     expect(deleted.status).toBe(200);
 
@@ -110,7 +110,16 @@ describe('audit events', () => {
       auth_method: 'api_key',
     };
     for (const [event, requestId] of items.map(
-      (e, i) => [e, ['req-delete-1', 'req-rotate-1', 'req-update-1', 'req-create-1'][i]] as const,
+      (e, i) =>
+        [
+          e,
+          [
+            '44444444444444444444444444444444',
+            '33333333333333333333333333333333',
+            '22222222222222222222222222222222',
+            '11111111111111111111111111111111',
+          ][i],
+        ] as const,
     )) {
       expect(event).toMatchObject({
         outcome: 'success',

@@ -33,6 +33,8 @@ describe('requestContext', () => {
       sourceAddress: null,
     });
     expect(context({ 'x-request-id': 'x'.repeat(129) }).requestId).toBeNull();
+    // Printable but not nginx's 32 hex digits: not an id nginx made.
+    expect(context({ 'x-request-id': 'req-create-1' }).requestId).toBeNull();
     expect(context({ 'x-forwarded-for': '198.51.100.1, 203.0.113.5' }).sourceAddress).toBe(
       '203.0.113.5',
     );
