@@ -147,6 +147,10 @@ describe('the audit trail through nginx', () => {
     const items = (res.json as { items: Record<string, unknown>[] }).items;
     const adminId = Number(stack.adminKey.split('.')[0]);
     expect(items.map((e) => e.action)).toEqual(['api_client.delete', 'api_client.create']);
+    // The id nginx gave the caller is the one the trail keeps for the deletion.
+    const requestId = deleted.headers['x-request-id'];
+    expect(requestId).toMatch(/^[0-9a-f]{32}$/);
+    expect(items[0]).toMatchObject({ request_id: requestId });
     for (const event of items) {
       expect(event).toMatchObject({
         outcome: 'success',
