@@ -26,8 +26,8 @@ export interface DerivedConf {
 
 /**
  * The baseline: authentication switched off and nothing else changed. The one-line
- * `access_by_lua_block` directives (server level, and the management location's) are
- * removed; nothing else in the file runs Lua per request. The identity variables keep their
+ * `access_by_lua_block` directives (server level, the management location's and the
+ * console's) are removed; nothing else in the file runs Lua per request. The identity variables keep their
  * empty `set` values, so no identity header reaches the app. `init_by_lua_block` and the
  * shared dicts stay: they cost nothing per request and keep the two processes alike.
  */

@@ -41,8 +41,8 @@ function diff(before: string, after: string) {
 describe('deriveBaselineConf', () => {
   const derived = deriveBaselineConf(gatewayConf, ports, RUN);
 
-  test('switches authentication off: both access_by_lua_block lines go, nothing else runs Lua per request', () => {
-    expect(gatewayConf.match(/access_by_lua_block/g)).toHaveLength(2);
+  test('switches authentication off: every access_by_lua_block line goes (server, management, console), nothing else runs Lua per request', () => {
+    expect(gatewayConf.match(/access_by_lua_block/g)).toHaveLength(3);
     expect(derived.text).not.toMatch(/access_by_lua/);
     expect(derived.text).not.toMatch(/auth_request/);
   });
@@ -53,6 +53,7 @@ describe('deriveBaselineConf', () => {
       [
         'access_by_lua_block { require("gateway.access").caller() }',
         'access_by_lua_block { require("gateway.access").admin() }',
+        'access_by_lua_block { require("gateway.console").access() }',
         'listen 9443 ssl http2;',
         'listen 9080;',
         `listen "unix:${CONTROL}";`,
@@ -67,9 +68,9 @@ describe('deriveBaselineConf', () => {
         `set $gateway_control_socket "unix:${RUN}/nginx-control.sock";`,
       ].sort(),
     );
-    // The line count drops by exactly the two removed directives.
-    expect(derived.text.split('\n').length).toBe(gatewayConf.split('\n').length - 2);
-    expect(derived.changes).toHaveLength(6);
+    // The line count drops by exactly the three removed directives.
+    expect(derived.text.split('\n').length).toBe(gatewayConf.split('\n').length - 3);
+    expect(derived.changes).toHaveLength(7);
     expect(listenPorts(derived.text)).toEqual(listenPorts(gatewayConf).map((p) => ports.get(p)));
   });
 
@@ -101,7 +102,7 @@ describe('deriveCacheOffConf', () => {
     const { removed, added } = diff(gatewayConf, derived.text);
     expect(removed).toContain('set $auth_cache_max_age_ms 30000;');
     expect(added).toContain('set $auth_cache_max_age_ms 0;');
-    expect(derived.text.match(/access_by_lua_block/g)).toHaveLength(2);
+    expect(derived.text.match(/access_by_lua_block/g)).toHaveLength(3);
     // Besides the lifetime: only the same moves as the baseline's.
     expect(removed).toHaveLength(5);
     expect(added).toHaveLength(5);

@@ -109,13 +109,13 @@ describe('GET and PUT /v1/management/settings', () => {
         json: { bootstrap_locked: locked },
       });
     try {
-      expect((await putAs(true, 'settings-audit-on')).status).toBe(200);
-      expect((await putAs(false, 'settings-audit-off')).status).toBe(200);
+      expect((await putAs(true, '5e7700000000000000000000000000a1')).status).toBe(200);
+      expect((await putAs(false, '5e7700000000000000000000000000a0')).status).toBe(200);
       const { rows } = await db.query(
         `SELECT e.action, e.outcome, e.actor_id, e.actor_name = c.name AS actor_named,
                 e.actor_auth_method, e.target_id, e.request_id, e.details
          FROM audit_events e JOIN api_clients c ON c.id = e.actor_id
-         WHERE e.request_id LIKE 'settings-audit-%' ORDER BY e.id`,
+         WHERE e.request_id LIKE '5e77%' ORDER BY e.id`,
       );
       expect(rows).toEqual(
         [true, false].map((locked) => ({
@@ -125,7 +125,7 @@ describe('GET and PUT /v1/management/settings', () => {
           actor_named: true,
           actor_auth_method: 'api_key',
           target_id: null,
-          request_id: `settings-audit-${locked ? 'on' : 'off'}`,
+          request_id: `5e7700000000000000000000000000a${locked ? 1 : 0}`,
           details: { before: { bootstrap_locked: !locked }, after: { bootstrap_locked: locked } },
         })),
       );
