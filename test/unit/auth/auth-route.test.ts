@@ -241,6 +241,39 @@ describe('/auth reporting', () => {
     expect(decisions[0]?.fields).toMatchObject({ method: 'apk', status: 204 });
     expect(decisions[0]?.fields?.duration_ms).toEqual(expect.any(Number));
     expect(decisions[1]?.fields).toMatchObject({ method: 'apk', status: 401 });
+    // Seconds in the histogram (two local answers take well under half a second), and the
+    // logged milliseconds are the same measurement: one bearer answer, so its sum is its time.
+    const sum = (method: string) =>
+      Number(
+        new RegExp(
+          `gateway_auth_decision_duration_seconds_sum\\{method="${method}"\\} (\\S+)`,
+        ).exec(text)?.[1],
+      );
+    expect(sum('apk')).toBeGreaterThan(0);
+    expect(sum('apk')).toBeLessThan(0.5);
+    expect(decisions[2]?.fields?.duration_ms).toBeGreaterThan(0);
+    expect(
+      Math.abs((decisions[2]?.fields?.duration_ms as number) - sum('bearer') * 1000),
+    ).toBeLessThanOrEqual(0.05);
+  });
+
+  test('a request with no credential at all is counted under the method "none"', async () => {
+    const metrics = new SidecarMetrics();
+    const server = await serve(
+      createAuthHandler(
+        new Authenticator(new ApiKeyVerifier(clients), bearer),
+        recordingLogger().log,
+        metrics,
+      ),
+    );
+    try {
+      expect((await ask(server.url, {})).status).toBe(401);
+    } finally {
+      await server.close();
+    }
+    expect(await metrics.text()).toMatch(
+      /gateway_auth_decisions_total\{method="none",result="[A-Z_]+"\} 1/,
+    );
   });
 
   test('forbidden, unavailable and a bad toggle are counted too, with their status logged', async () => {

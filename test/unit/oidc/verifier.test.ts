@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { type OidcOptions, readToggles } from '../../../sidecar/auth/method-toggles.js';
+import { SidecarMetrics } from '../../../sidecar/metrics/sidecar-metrics.js';
 import { OidcBearerVerifier } from '../../../sidecar/oidc/verifier.js';
 import { directoryOf, row } from '../support/clients.js';
 import { makeKey, startKeyServer } from '../support/key-server.js';
@@ -67,6 +68,29 @@ async function outcome(token: string, extra: Partial<OidcOptions> = {}): Promise
 }
 
 describe('OidcBearerVerifier', () => {
+  test('its fetches of the discovery document and the key set are counted, each by its name', async () => {
+    const metrics = new SidecarMetrics();
+    const counted = new OidcBearerVerifier(
+      {
+        extraCa: [],
+        clockToleranceSeconds: 30,
+        httpTimeoutMs: 2_000,
+        jwksCooldownMs: 0,
+        cacheMaxAgeMs: 600_000,
+        maxStaleMs: 600_000,
+      },
+      recordingClients,
+      log,
+      () => NOW * 1000,
+      metrics,
+    );
+    const token = await provider.sign({ sub: 'robot@idp' }, NOW);
+    expect((await counted.verify(token, options())).ok).toBe(true);
+    const text = await metrics.text();
+    expect(text).toContain('gateway_oidc_fetches_total{resource="discovery",result="ok"} 1');
+    expect(text).toContain('gateway_oidc_fetches_total{resource="jwks",result="ok"} 1');
+  });
+
   test('a valid token of a known client: its identity from the claims, the client admin flag, valid until exp', async () => {
     const token = await provider.sign({ sub: 'robot@idp' }, NOW);
     expect(await verifier.verify(token, options())).toEqual({
