@@ -3,11 +3,11 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freshDatabase } from '../support/database.js';
-import { http } from '../support/http.js';
 import { CLIENTS, createClient, uniqueName } from '../support/management.js';
 import { startNativeStack } from '../support/native-stack.js';
 import { apk } from '../support/sidecar.js';
 import type { Stack } from '../support/stack.js';
+import { callStack } from '../support/stack-http.js';
 
 // Two native proxy+sidecar pairs on one PostgreSQL: the decision cache in nginx's shared
 // memory, revocation pushed across pairs, the LISTEN connection cut and restored, a frozen
@@ -30,13 +30,8 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function call(stack: Stack, path: string, key: string, method = 'GET') {
-  return http(`${stack.baseUrl}${path}`, {
-    method,
-    headers: apk(key),
-    tls: { ...(await stack.tls()) },
-    connectTo: '127.0.0.1',
-  });
+function call(stack: Stack, path: string, key: string, method = 'GET') {
+  return callStack(stack, path, { method, headers: apk(key) });
 }
 
 async function newKey(stack: Stack): Promise<{ id: number; token: string }> {
@@ -75,12 +70,10 @@ describe('revocation is pushed to every pair', () => {
   test('a rotation with no grace period on one pair is pushed to the other: the old secret is refused there well before the lifetime', async () => {
     const { id, token } = await newKey(a);
     for (const stack of [a, b, a, b]) expect((await call(stack, '/api', token)).status).toBe(200);
-    const rotated = await http(`${a.baseUrl}${CLIENTS}/${id}/rotate`, {
+    const rotated = await callStack(a, `${CLIENTS}/${id}/rotate`, {
       method: 'POST',
       headers: apk(a.adminKey),
       json: { grace_period_seconds: 0 },
-      tls: { ...(await a.tls()) },
-      connectTo: '127.0.0.1',
     });
     expect(rotated.status).toBe(200);
     expect((await call(a, '/api', token)).status).toBe(401);
@@ -93,12 +86,10 @@ describe('revocation is pushed to every pair', () => {
     const { id, token } = await newKey(a);
     for (const stack of [a, b, a, b]) expect((await call(stack, '/api', token)).status).toBe(200);
     const expiresAt = Date.now() + 2_000;
-    const put = await http(`${a.baseUrl}${CLIENTS}/${id}`, {
+    const put = await callStack(a, `${CLIENTS}/${id}`, {
       method: 'PUT',
       headers: apk(a.adminKey),
       json: { expires_at: new Date(expiresAt).toISOString() },
-      tls: { ...(await a.tls()) },
-      connectTo: '127.0.0.1',
     });
     expect(put.status).toBe(200);
     // B's cached "yes" had no end but its 30 s lifetime; the change is pushed, B asks again and

@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { EngineClient } from '../../engine/client/index.js';
-import { type HttpOptions, http } from '../support/http.js';
+import type { HttpOptions } from '../support/http.js';
 import { CLIENTS, uniqueName } from '../support/management.js';
-
 import { opensslCertificate } from '../support/openssl.js';
 import { expectRevokedWithinBound } from '../support/revocation.js';
 import { apk } from '../support/sidecar.js';
 import type { Stack } from '../support/stack.js';
+import { callStack } from '../support/stack-http.js';
 import { handshake } from '../support/tls.js';
 
 const WHOAMI = '/resources/json/service/whoami';
@@ -35,12 +35,7 @@ export function gatewaySuite(start: () => Promise<Stack>): void {
   }, 120_000);
 
   const port = () => Number(new URL(stack.baseUrl).port);
-  const call = async (path: string, options: HttpOptions = {}) =>
-    http(`${stack.baseUrl}${path}`, {
-      ...options,
-      tls: { ...(await stack.tls()) },
-      connectTo: '127.0.0.1',
-    });
+  const call = (path: string, options: HttpOptions = {}) => callStack(stack, path, options);
   const create = async (body: Record<string, unknown>, key = stack.adminKey) => {
     const res = await call(CLIENTS, { method: 'POST', headers: apk(key), json: body });
     expect(res.status, res.text).toBe(201);

@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freshDatabase } from '../support/database.js';
-import { http } from '../support/http.js';
 import { CLIENTS, createClient, uniqueName } from '../support/management.js';
 import { startNativeStack } from '../support/native-stack.js';
 import { apk } from '../support/sidecar.js';
 import type { Stack } from '../support/stack.js';
+import { callStack } from '../support/stack-http.js';
 
 // Expiry, rotation and the audit trail as a caller sees them: through the real nginx, whose
 // decision cache may hold a "yes" for up to 30 s. Real time here (nginx's clock cannot be
@@ -34,13 +34,8 @@ afterAll(async () => {
   await stack?.close();
 });
 
-async function call(path: string, key: string, init: { method?: string; json?: unknown } = {}) {
-  return http(`${stack.baseUrl}${path}`, {
-    ...init,
-    headers: apk(key),
-    tls: { ...(await stack.tls()) },
-    connectTo: '127.0.0.1',
-  });
+function call(path: string, key: string, init: { method?: string; json?: unknown } = {}) {
+  return callStack(stack, path, { ...init, headers: apk(key) });
 }
 
 async function newKey(body: Record<string, unknown> = {}): Promise<{ id: number; token: string }> {

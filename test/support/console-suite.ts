@@ -7,12 +7,13 @@ import { join } from 'node:path';
 import type { Page } from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { type ConsoleBrowser, openConsoleBrowser } from './console-browser.js';
-import { type HttpOptions, http } from './http.js';
+import type { HttpOptions } from './http.js';
 import { CLIENTS, uniqueName } from './management.js';
 import { TestOidcProvider } from './oidc-provider.js';
 import { createTestPki } from './oidc-tls.js';
 import { apk } from './sidecar.js';
 import type { Stack } from './stack.js';
+import { callStack } from './stack-http.js';
 
 /** What the suite hands to `start`: a gateway configured for the provider, two ways. */
 export interface ConsoleStackEnv {
@@ -111,12 +112,7 @@ export function consoleSuite(
     if (scratch) await rm(scratch, { recursive: true, force: true });
   }, 120_000);
 
-  const call = async (path: string, options: HttpOptions = {}) =>
-    http(`${stack.baseUrl}${path}`, {
-      ...options,
-      tls: { ...(await stack.tls()) },
-      connectTo: '127.0.0.1',
-    });
+  const call = (path: string, options: HttpOptions = {}) => callStack(stack, path, options);
   const withKey = (key: string, path = '/api') => call(path, { headers: apk(key) });
 
   const open = async (): Promise<Page> => {

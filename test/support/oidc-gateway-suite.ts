@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { EngineClient } from '../../engine/client/index.js';
-import { type HttpOptions, http } from './http.js';
+import type { HttpOptions } from './http.js';
 import { CLIENTS } from './management.js';
 import { startProviderForGateway } from './oidc-gateway-env.js';
 import type { TestOidcProvider } from './oidc-provider.js';
@@ -17,6 +17,7 @@ import {
 import { expectRevokedWithinBound } from './revocation.js';
 import { apk } from './sidecar.js';
 import type { Stack } from './stack.js';
+import { callStack } from './stack-http.js';
 
 /** What the suite hands to `start`: the environment of a gateway that knows the provider. */
 export interface OidcStackEnv {
@@ -74,12 +75,7 @@ export function oidcGatewaySuite(start: (oidc: OidcStackEnv) => Promise<Stack>):
     if (scratch) await rm(scratch, { recursive: true, force: true });
   }, 120_000);
 
-  const call = async (path: string, options: HttpOptions = {}) =>
-    http(`${stack.baseUrl}${path}`, {
-      ...options,
-      tls: { ...(await stack.tls()) },
-      connectTo: '127.0.0.1',
-    });
+  const call = (path: string, options: HttpOptions = {}) => callStack(stack, path, options);
   const bearer = (token: string, path = '/api') =>
     call(path, { headers: { Authorization: `Bearer ${token}` } });
   const now = () => Math.floor(Date.now() / 1000);

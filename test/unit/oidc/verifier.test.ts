@@ -28,6 +28,15 @@ const recordingClients = {
 };
 const { log, lines } = recordingLogger();
 let verifier: OidcBearerVerifier;
+/** No cool-down between key-set fetches: every test sees the provider's answer at once. */
+const SETTINGS = {
+  extraCa: [],
+  clockToleranceSeconds: 30,
+  httpTimeoutMs: 2_000,
+  jwksCooldownMs: 0,
+  cacheMaxAgeMs: 600_000,
+  maxStaleMs: 600_000,
+};
 
 beforeAll(async () => {
   provider = await startKeyServer([key, rsa]);
@@ -40,19 +49,7 @@ beforeEach(() => {
   provider.state.jwks = null;
   provider.state.hits = { discovery: 0, jwks: 0 };
   // A new verifier per test: nothing cached from the test before.
-  verifier = new OidcBearerVerifier(
-    {
-      extraCa: [],
-      clockToleranceSeconds: 30,
-      httpTimeoutMs: 2_000,
-      jwksCooldownMs: 0,
-      cacheMaxAgeMs: 600_000,
-      maxStaleMs: 600_000,
-    },
-    recordingClients,
-    log,
-    () => NOW * 1000,
-  );
+  verifier = new OidcBearerVerifier(SETTINGS, recordingClients, log, () => NOW * 1000);
 });
 
 const options = (extra: Partial<OidcOptions> = {}): OidcOptions => ({
@@ -71,14 +68,7 @@ describe('OidcBearerVerifier', () => {
   test('its fetches of the discovery document and the key set are counted, each by its name', async () => {
     const metrics = new SidecarMetrics();
     const counted = new OidcBearerVerifier(
-      {
-        extraCa: [],
-        clockToleranceSeconds: 30,
-        httpTimeoutMs: 2_000,
-        jwksCooldownMs: 0,
-        cacheMaxAgeMs: 600_000,
-        maxStaleMs: 600_000,
-      },
+      SETTINGS,
       recordingClients,
       log,
       () => NOW * 1000,
