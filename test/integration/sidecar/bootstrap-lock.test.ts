@@ -30,6 +30,8 @@ async function startOnce<T>(
     DATABASE_URL: db,
     PORT: String(port),
     API_KEY_CREATE: 'true',
+    // Not the default 9464: other suites' sidecars run at the same time.
+    METRICS_LISTEN: 'off',
   });
   try {
     await proc.waitFor(/sidecar listening/);

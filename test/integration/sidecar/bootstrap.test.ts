@@ -16,7 +16,13 @@ beforeAll(async () => {
 /** Runs the built sidecar as operators do, until it listens; returns its stdout and URL. */
 async function runSidecar(apiKeyCreate: string | undefined) {
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, DATABASE_URL: db, PORT: String(port) };
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    DATABASE_URL: db,
+    PORT: String(port),
+    // Not the default 9464: other suites' sidecars run at the same time.
+    METRICS_LISTEN: 'off',
+  };
   if (apiKeyCreate !== undefined) env.API_KEY_CREATE = apiKeyCreate;
   const proc = startProcess(process.execPath, [MAIN], env);
   await proc.waitFor(/sidecar listening/);

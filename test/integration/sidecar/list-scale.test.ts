@@ -32,6 +32,8 @@ beforeAll(async () => {
     DATABASE_URL: db,
     PORT: String(port),
     API_KEY_CREATE: 'true',
+    // Not the default 9464: other suites' sidecars run at the same time.
+    METRICS_LISTEN: 'off',
   });
   await proc.waitFor(/sidecar listening/);
   url = `http://127.0.0.1:${port}`;
