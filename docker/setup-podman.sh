@@ -105,6 +105,19 @@ if [[ -n "${conf_changed:-}" ]] && [[ -n "$(service_pids)" ]]; then
   sleep 1
 fi
 
+# A service started from a folder that was deleted since (a removed checkout or worktree) still
+# answers pings but starts no container: conmon inherits the missing working directory
+# ("Failed to get working directory", "write child: broken pipe"). Stop it; it is started again
+# below, from /.
+in_deleted_folder() { [[ "$(readlink "/proc/$1/cwd" 2>/dev/null)" == *" (deleted)" ]]; }
+for pid in $(service_pids); do
+  if in_deleted_folder "$pid"; then
+    log "API service ${pid} runs in a deleted folder: stopping it"
+    kill "$pid" 2>/dev/null || true
+    sleep 1
+  fi
+done
+
 if answers; then
   log "API socket ${SOCKET} already answers"
 else
@@ -115,7 +128,8 @@ else
   mkdir -p "$SOCKET_DIR"
   rm -f "$SOCKET"
   log "starting: podman system service --time=0 unix://${SOCKET} (log: ${SERVICE_LOG})"
-  setsid podman system service --time=0 "unix://${SOCKET}" </dev/null >>"$SERVICE_LOG" 2>&1 &
+  # From /: the service and every conmon it starts outlive the folder this ran in.
+  (cd / && exec setsid podman system service --time=0 "unix://${SOCKET}") </dev/null >>"$SERVICE_LOG" 2>&1 &
   for _ in $(seq 1 100); do
     if answers; then break; fi
     sleep 0.1
@@ -140,16 +154,17 @@ ticker_running() {
 }
 if [[ -d /run/systemd/system ]]; then
   log "systemd is running: podman schedules health checks itself"
-elif ticker_running && cmp -s "$TICKER" "${SOCKET_DIR}/podman-healthcheck-ticker.sh"; then
+elif ticker_running && cmp -s "$TICKER" "${SOCKET_DIR}/podman-healthcheck-ticker.sh" &&
+  ! in_deleted_folder "$(cat "$TICKER_PID_FILE")"; then
   log "health-check ticker already running (pid $(cat "$TICKER_PID_FILE"))"
 else
   if ticker_running; then
-    log "health-check ticker changed: restarting it"
+    log "health-check ticker changed or runs in a deleted folder: restarting it"
     kill "$(cat "$TICKER_PID_FILE")"
   fi
   # A copy, so that the loop does not depend on this checkout staying where it is.
   install -m 0755 "$TICKER" "${SOCKET_DIR}/podman-healthcheck-ticker.sh"
-  setsid "${SOCKET_DIR}/podman-healthcheck-ticker.sh" </dev/null >>"$SERVICE_LOG" 2>&1 &
+  (cd / && exec setsid "${SOCKET_DIR}/podman-healthcheck-ticker.sh") </dev/null >>"$SERVICE_LOG" 2>&1 &
   echo $! >"$TICKER_PID_FILE"
   log "started the health-check ticker (pid $!)"
 fi
