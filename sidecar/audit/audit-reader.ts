@@ -1,35 +1,23 @@
+import type { z } from 'zod';
 import type { Queryable } from '../db/queryable.js';
+import type { AuditAction, AuditAuthMethod } from './audit-log.js';
+import type { auditEventSchema, authFailureSchema } from './audit-operations.js';
 import type { AuditQuery, FailureQuery } from './audit-query.js';
 
-/** An audit event as the API shows it (docs/decisions/20261123-operations-api.md). */
-export interface AuditEventRecord {
-  id: number;
-  time: string;
-  action: string;
-  outcome: string;
-  actor: { api_key_id: number | null; name: string | null; auth_method: string };
-  target_id: number | null;
-  request_id: string | null;
-  source_address: string | null;
-  details: Record<string, unknown>;
-}
+/** An audit event as the API shows it: the documented schema's type, never a second copy. */
+export type AuditEventRecord = z.infer<typeof auditEventSchema>;
 
 /** A count of refused authentications in one minute. */
-export interface AuthFailureRecord {
-  api_key_id: number | null;
-  reason: string;
-  window_start: string;
-  count: number;
-}
+export type AuthFailureRecord = z.infer<typeof authFailureSchema>;
 
 interface AuditRow {
   id: number;
   time: Date;
-  action: string;
-  outcome: string;
+  action: AuditAction;
+  outcome: AuditEventRecord['outcome'];
   actor_id: number | null;
   actor_name: string | null;
-  actor_auth_method: string;
+  actor_auth_method: AuditAuthMethod;
   target_id: number | null;
   request_id: string | null;
   source_address: string | null;

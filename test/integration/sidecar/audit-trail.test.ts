@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { AuditEventRecord as Event } from '../../../sidecar/audit/audit-reader.js';
 import { freshDatabase } from '../../support/database.js';
 import { http } from '../../support/http.js';
 import { CLIENTS, createClient, uniqueName } from '../../support/management.js';
@@ -29,18 +30,6 @@ afterAll(async () => {
   await sidecar?.close();
   await db?.end();
 });
-
-interface Event {
-  id: number;
-  time: string;
-  action: string;
-  outcome: string;
-  actor: { api_key_id: number | null; name: string | null; auth_method: string };
-  target_id: number | null;
-  request_id: string | null;
-  source_address: string | null;
-  details: Record<string, unknown>;
-}
 
 const asAdmin = (extra: Record<string, string> = {}) => ({
   ...apk(sidecar.adminKey),
