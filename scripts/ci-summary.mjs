@@ -8,18 +8,40 @@ const status = Number(statusText);
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+// CI keeps only the tail of the output: the failures are named again here, just above the
+// summary line, so a failure is never only a count.
+const failures = [];
+const firstLines = (messages) =>
+  messages
+    .join('\n')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .slice(0, 6)
+    .map((line) => `    ${line.slice(0, 300)}`)
+    .join('\n');
 const reports = readdirSync(dir).filter((f) => f.endsWith('.json'));
 for (const file of reports) {
   const report = JSON.parse(readFileSync(join(dir, file), 'utf8'));
   passed += report.numPassedTests;
   failed += report.numFailedTests;
   skipped += report.numPendingTests + (report.numTodoTests ?? 0);
+  for (const result of report.testResults) {
+    for (const test of result.assertionResults) {
+      if (test.status === 'failed') {
+        failures.push(`${result.name}\n  ${test.fullName}\n${firstLines(test.failureMessages)}`);
+      }
+    }
+    if (result.status === 'failed' && result.assertionResults.length === 0) {
+      failures.push(`${result.name} (did not load)\n${firstLines([result.message ?? ''])}`);
+    }
+  }
   // A file that failed to load (syntax error, failing beforeAll) has no failed tests to count.
   failed += report.testResults.filter(
     (r) => r.status === 'failed' && r.assertionResults.length === 0,
   ).length;
 }
 if (status !== 0 && failed === 0) failed = 1;
+for (const failure of failures) console.log(`FAILED ${failure}`);
 const minutes = ((Date.now() / 1000 - Number(startedText)) / 60).toFixed(1);
 console.log(`suites: ${reports.length} reports; skipped: ${skipped}; CI run: ${minutes} min`);
 console.log(`${passed} passed, ${failed} failed`);
