@@ -375,7 +375,10 @@ export function gatewaySuite(start: () => Promise<Stack>): void {
       const after = await keyLines();
       expect(after.length).toBe(before + 1);
       const minted = after[after.length - 1]!.split(' ').pop()!;
-      expect((await call(SETTINGS, { headers: apk(minted) })).status).toBe(200);
+      const withMinted = await call(SETTINGS, { headers: apk(minted) });
+      // On a failure, the answer and the end of the gateway's log say which part refused.
+      const why = withMinted.status === 200 ? '' : (await stack.logs('gateway')).slice(-4000);
+      expect(withMinted.status, `${withMinted.text}\n${why}`).toBe(200);
     }, 120_000);
 
     test('spec 5.4: a supplied certificate, key and ssl.conf are served after a restart', async () => {

@@ -251,7 +251,10 @@ describe('/auth reporting', () => {
       );
     expect(sum('apk')).toBeGreaterThan(0);
     expect(sum('apk')).toBeLessThan(0.5);
-    expect(decisions[2]?.fields?.duration_ms).toBeGreaterThan(0);
+    // The log rounds to a tenth of a millisecond, and a local answer can take less than half
+    // of one: the unrounded histogram sum is the one that must be above zero.
+    expect(sum('bearer')).toBeGreaterThan(0);
+    expect(decisions[2]?.fields?.duration_ms).toEqual(expect.any(Number));
     expect(
       Math.abs((decisions[2]?.fields?.duration_ms as number) - sum('bearer') * 1000),
     ).toBeLessThanOrEqual(0.05);
