@@ -104,7 +104,8 @@ export class ForbiddenError extends ApiError {
 
 /** Infrastructure fault (database unreachable): the caller gets 503 and may retry. */
 export class ServiceUnavailableError extends ApiError {
-  constructor() {
+  /** `fault` is what went wrong, for the log only: the caller sees the fixed message. */
+  constructor(readonly fault?: unknown) {
     super(503, [
       {
         code: 'SERVICE_UNAVAILABLE',

@@ -1,7 +1,13 @@
 import type { NextFunction, Request, Response } from 'express';
+import { isConnectionError } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import { requestIdFields } from '../request-id.js';
-import { ApiError, type ErrorBody, INTERNAL_ERROR_BODY } from './api-error.js';
+import {
+  ApiError,
+  type ErrorBody,
+  INTERNAL_ERROR_BODY,
+  ServiceUnavailableError,
+} from './api-error.js';
 
 const BAD_REQUEST_BODY: ErrorBody = {
   errors: [
@@ -29,20 +35,31 @@ export function errorMiddleware(log: Logger) {
       return;
     }
     res.setHeader('Cache-Control', 'no-store');
-    if (err instanceof ApiError) {
-      res.set(err.headers).status(err.status).json(err.body());
+    const where = { ...requestIdFields(req.headers), method: req.method, path: req.path };
+    // The database went away during the route's own work (after the admin check passed):
+    // retryable, so the documented 503, not a 500.
+    const error =
+      !isClientFault(err) && isConnectionError(err) ? new ServiceUnavailableError(err) : err;
+    if (error instanceof ServiceUnavailableError) {
+      // The caller sees a fixed message; the operator needs the reason, once, here.
+      log.error('a management request failed on an infrastructure fault', {
+        ...where,
+        error: messageOf(error.fault),
+      });
+    }
+    if (error instanceof ApiError) {
+      res.set(error.headers).status(error.status).json(error.body());
       return;
     }
     if (isClientFault(err)) {
       res.status(400).json(BAD_REQUEST_BODY);
       return;
     }
-    log.error('unexpected error in a management route', {
-      ...requestIdFields(req.headers),
-      method: req.method,
-      path: req.path,
-      error: err instanceof Error ? err.message : String(err),
-    });
+    log.error('unexpected error in a management route', { ...where, error: messageOf(err) });
     res.status(500).json(INTERNAL_ERROR_BODY);
   };
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -14,8 +14,8 @@ export function requireAdmin(authenticator: Authenticator): RequestHandler {
     let decision: Awaited<ReturnType<Authenticator['authenticate']>>;
     try {
       decision = await authenticator.authenticate(req.rawHeaders, toggles);
-    } catch {
-      throw new ServiceUnavailableError();
+    } catch (err) {
+      throw new ServiceUnavailableError(err);
     }
     if (!decision.ok) {
       throw refusalError(decision, toggles);
