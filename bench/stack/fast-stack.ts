@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { freePort } from '../../native/ports.js';
 import type { Cleanup } from '../cleanup.js';
@@ -82,7 +83,7 @@ export async function checkFast(s: BenchStack): Promise<void> {
       const res = await client.send('GET', BENCH_PATH, headers);
       if (res.status !== want || (want === 200 && res.text !== STATIC_BODY))
         throw new Error(
-          `${what}: expected ${want} from the static upstream, got ${res.status} ${res.text}`,
+          `${what}: expected ${want} from the static upstream, got ${res.status} ${res.text}\n${await logTails(s.b.home)}`,
         );
     } finally {
       client.close();
@@ -97,4 +98,11 @@ export async function checkFast(s: BenchStack): Promise<void> {
   await ask(s.fast.cacheOff.url, {}, 401, 'cache-off copy of B without credentials');
   await ask(s.fast.cacheOff.url, apk, 200, 'cache-off copy of B, API key');
   await ask(s.fast.cacheOff.url, bearer, 200, 'cache-off copy of B, bearer token');
+}
+
+/** The end of B's nginx and sidecar logs: what a refused check needs to be understood. */
+async function logTails(home: string): Promise<string> {
+  const tail = async (name: string) =>
+    `--- ${name}\n${(await readFile(join(home, 'logs', name), 'utf8').catch(() => '')).slice(-3000)}`;
+  return `${await tail('nginx-error.log')}\n${await tail('sidecar.log')}`;
 }

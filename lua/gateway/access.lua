@@ -174,7 +174,8 @@ local function check(admin)
   if status == 401 or status == 403 then
     return relay_refusal(res)
   end
-  -- Sidecar down, frozen (timeout), or answering nonsense: fail closed.
+  -- Sidecar down, frozen (timeout), or answering nonsense: fail closed, and say which.
+  ngx.log(ngx.ERR, "the sidecar answered ", status, "; refused as unavailable")
   return refuse(answers.auth_unavailable)
 end
 
