@@ -16,7 +16,7 @@ const firstLines = (messages) =>
     .join('\n')
     .split('\n')
     .filter((line) => line.trim() !== '')
-    .slice(0, 6)
+    .slice(0, 60)
     .map((line) => `    ${line.slice(0, 300)}`)
     .join('\n');
 const reports = readdirSync(dir).filter((f) => f.endsWith('.json'));

@@ -102,7 +102,10 @@ export async function checkFast(s: BenchStack): Promise<void> {
 
 /** The end of B's nginx and sidecar logs: what a refused check needs to be understood. */
 async function logTails(home: string): Promise<string> {
-  const tail = async (name: string) =>
-    `--- ${name}\n${(await readFile(join(home, 'logs', name), 'utf8').catch(() => '')).slice(-3000)}`;
+  const tail = async (name: string) => {
+    const text = await readFile(join(home, 'logs', name), 'utf8').catch(() => '');
+    const last = text.trim().split('\n').slice(-12);
+    return `--- ${name}\n${last.map((line) => line.slice(0, 300)).join('\n')}`;
+  };
   return `${await tail('nginx-error.log')}\n${await tail('sidecar.log')}`;
 }

@@ -377,10 +377,17 @@ export function gatewaySuite(start: () => Promise<Stack>): void {
       const minted = after[after.length - 1]!.split(' ').pop()!;
       const withMinted = await call(SETTINGS, { headers: apk(minted) });
       // On a failure, the answer and the end of the gateway's log say which part refused.
+      const lastLines = (text: string) =>
+        text
+          .trim()
+          .split('\n')
+          .slice(-12)
+          .map((line) => line.slice(0, 300))
+          .join('\n');
       const why =
         withMinted.status === 200
           ? ''
-          : `${(await stack.logs('gateway')).slice(-4000)}\n${(await stack.logs('proxy')).slice(-4000)}`;
+          : `gateway:\n${lastLines(await stack.logs('gateway'))}\nnginx:\n${lastLines(await stack.logs('proxy'))}`;
       expect(withMinted.status, `${withMinted.text}\n${why}`).toBe(200);
     }, 120_000);
 
