@@ -1,6 +1,6 @@
 // Adds up the vitest JSON reports written under CI_REPORT_DIR and prints the CI summary line.
 // A failing step that wrote no report (lint, typecheck, build) counts as one failure.
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const [dir, statusText, startedText] = process.argv.slice(2);
@@ -42,6 +42,17 @@ for (const file of reports) {
 }
 if (status !== 0 && failed === 0) failed = 1;
 for (const failure of failures) console.log(`FAILED ${failure}`);
+// A step that failed without naming a failing test (lint, typecheck, build, a suite that could
+// not start; mutation testing below its threshold): the end of its own output, since no test
+// report names it.
+const tail = (log) => {
+  const text = readFileSync(join(dir, log), 'utf8').replace(/\x1b\[[0-9;]*m/g, '');
+  return text.trimEnd().split('\n').slice(-30).join('\n');
+};
+if (existsSync(join(dir, 'npm-test.failed')) && failures.length === 0)
+  console.log(`FAILED npm test, with no failing test named; its last lines:\n${tail('npm-test.log')}`);
+if (existsSync(join(dir, 'mutation.failed')))
+  console.log(`FAILED npm run mutation; its last lines:\n${tail('mutation.log')}`);
 const minutes = ((Date.now() / 1000 - Number(startedText)) / 60).toFixed(1);
 console.log(`suites: ${reports.length} reports; skipped: ${skipped}; CI run: ${minutes} min`);
 console.log(`${passed} passed, ${failed} failed`);
