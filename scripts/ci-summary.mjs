@@ -2,6 +2,7 @@
 // A failing step that wrote no report (lint, typecheck, build) counts as one failure.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 
 const [dir, statusText, startedText] = process.argv.slice(2);
 const status = Number(statusText);
@@ -46,11 +47,13 @@ for (const failure of failures) console.log(`FAILED ${failure}`);
 // not start; mutation testing below its threshold): the end of its own output, since no test
 // report names it.
 const tail = (log) => {
-  const text = readFileSync(join(dir, log), 'utf8').replace(/\x1b\[[0-9;]*m/g, '');
+  const text = stripVTControlCharacters(readFileSync(join(dir, log), 'utf8'));
   return text.trimEnd().split('\n').slice(-30).join('\n');
 };
 if (existsSync(join(dir, 'npm-test.failed')) && failures.length === 0)
-  console.log(`FAILED npm test, with no failing test named; its last lines:\n${tail('npm-test.log')}`);
+  console.log(
+    `FAILED npm test, with no failing test named; its last lines:\n${tail('npm-test.log')}`,
+  );
 if (existsSync(join(dir, 'mutation.failed')))
   console.log(`FAILED npm run mutation; its last lines:\n${tail('mutation.log')}`);
 const minutes = ((Date.now() / 1000 - Number(startedText)) / 60).toFixed(1);
