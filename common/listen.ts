@@ -21,15 +21,15 @@ export const SOCKET_MODE = 0o600;
 export async function listen(server: Server, address: ListenAddress): Promise<string> {
   if ('socket' in address) {
     await rm(address.socket, { force: true });
-    const narrowed = narrowUmask(0o777 & ~SOCKET_MODE);
+    const previousUmask = narrowUmask(0o777 & ~SOCKET_MODE);
     try {
       server.listen(address.socket);
     } finally {
-      if (narrowed !== null) process.umask(narrowed);
+      if (previousUmask !== null) process.umask(previousUmask);
     }
     await once(server, 'listening');
     // Where the umask cannot be set (a worker thread), the mode is set once it listens.
-    if (narrowed === null) await chmod(address.socket, SOCKET_MODE);
+    if (previousUmask === null) await chmod(address.socket, SOCKET_MODE);
     return `unix:${address.socket}`;
   }
   server.listen(address.port, address.host);
