@@ -32,14 +32,13 @@ for (const file of reports) {
         failures.push(`${result.name}\n  ${test.fullName}\n${firstLines(test.failureMessages)}`);
       }
     }
+    // A file that failed to load (syntax error, failing beforeAll) has no failed tests to
+    // count: it counts as one.
     if (result.status === 'failed' && result.assertionResults.length === 0) {
+      failed += 1;
       failures.push(`${result.name} (did not load)\n${firstLines([result.message ?? ''])}`);
     }
   }
-  // A file that failed to load (syntax error, failing beforeAll) has no failed tests to count.
-  failed += report.testResults.filter(
-    (r) => r.status === 'failed' && r.assertionResults.length === 0,
-  ).length;
 }
 if (status !== 0 && failed === 0) failed = 1;
 for (const failure of failures) console.log(`FAILED ${failure}`);

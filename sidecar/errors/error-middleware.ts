@@ -36,10 +36,13 @@ export function errorMiddleware(log: Logger) {
     }
     res.setHeader('Cache-Control', 'no-store');
     const where = { ...requestIdFields(req.headers), method: req.method, path: req.path };
+    const clientFault = isClientFault(err);
     // The database went away during the route's own work (after the admin check passed):
-    // retryable, so the documented 503, not a 500.
+    // retryable, so the documented 503, not a 500. Only errors nobody answered deliberately.
     const error =
-      !isClientFault(err) && isConnectionError(err) ? new ServiceUnavailableError(err) : err;
+      !(err instanceof ApiError) && !clientFault && isConnectionError(err)
+        ? new ServiceUnavailableError(err)
+        : err;
     if (error instanceof ServiceUnavailableError) {
       // The caller sees a fixed message; the operator needs the reason, once, here.
       log.error('a management request failed on an infrastructure fault', {
@@ -51,7 +54,7 @@ export function errorMiddleware(log: Logger) {
       res.set(error.headers).status(error.status).json(error.body());
       return;
     }
-    if (isClientFault(err)) {
+    if (clientFault) {
       res.status(400).json(BAD_REQUEST_BODY);
       return;
     }
