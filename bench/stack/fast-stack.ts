@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { freePort } from '../../native/ports.js';
+import { lastLines } from '../../test/support/log-lines.js';
 import type { Cleanup } from '../cleanup.js';
 import type { ProcessRoots } from '../cpu-split.js';
 import { Client } from '../load/client.js';
@@ -102,10 +103,7 @@ export async function checkFast(s: BenchStack): Promise<void> {
 
 /** The end of B's nginx and sidecar logs: what a refused check needs to be understood. */
 async function logTails(home: string): Promise<string> {
-  const tail = async (name: string) => {
-    const text = await readFile(join(home, 'logs', name), 'utf8').catch(() => '');
-    const last = text.trim().split('\n').slice(-12);
-    return `--- ${name}\n${last.map((line) => line.slice(0, 300)).join('\n')}`;
-  };
+  const tail = async (name: string) =>
+    `--- ${name}\n${lastLines(await readFile(join(home, 'logs', name), 'utf8').catch(() => ''))}`;
   return `${await tail('nginx-error.log')}\n${await tail('sidecar.log')}`;
 }

@@ -1,8 +1,7 @@
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { describe, expect } from 'vitest';
+import { describe } from 'vitest';
 import { consoleSuite } from '../support/console-suite.js';
 import { startContainerStack } from '../support/container-stack.js';
+import { setDefaultConf } from '../support/default-conf.js';
 
 const CA_IN_GATEWAY = '/etc/gateway/oidc-ca.pem';
 
@@ -20,14 +19,7 @@ describe('containers: the browser console', () => {
         gatewayBindMounts: [{ source: caFile, target: CA_IN_GATEWAY, mode: 'ro' }],
         gatewayEnv: { OIDC_CA_FILE: CA_IN_GATEWAY },
       });
-      const file = join(stack.configDir, 'nginx/conf.d/default.conf');
-      let text = await readFile(file, 'utf8');
-      for (const [name, value] of Object.entries(defaultConf)) {
-        const line = new RegExp(`^(\\s*set \\$${name}) .*;$`, 'm');
-        expect(text, name).toMatch(line);
-        text = text.replace(line, `$1 ${value};`);
-      }
-      await writeFile(file, text);
+      await setDefaultConf(stack.configDir, defaultConf);
       await stack.restart();
       return stack;
     },

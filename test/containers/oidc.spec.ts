@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -11,6 +11,7 @@ import {
 } from '../support/container-engine.js';
 import { type ProviderContainer, startProviderContainer } from '../support/container-oidc.js';
 import { type ContainerStack, startContainerStack } from '../support/container-stack.js';
+import { setDefaultConf } from '../support/default-conf.js';
 import { type HttpOptions, http } from '../support/http.js';
 import { CLIENTS } from '../support/management.js';
 import { withFlippedSignatureBit } from '../support/oidc-tokens.js';
@@ -97,9 +98,7 @@ describe('spec 5.3 in containers: bearer tokens from a provider in another conta
   });
 
   test('step 3: default.conf in the mounted directory switches to OpenID Connect only', async () => {
-    const file = join(stack.configDir, 'nginx/conf.d/default.conf');
-    let text = await readFile(file, 'utf8');
-    const settings: Record<string, string> = {
+    await setDefaultConf(stack.configDir, {
       api_keys_enabled: 'false',
       open_id_connect_enabled: 'true',
       oidc_discovery: `"${provider.discoveryUrl}"`,
@@ -107,13 +106,7 @@ describe('spec 5.3 in containers: bearer tokens from a provider in another conta
       oidc_accept_unsupported_alg: 'false',
       oidc_accept_none_alg: 'false',
       oidc_redirect_uri: '""',
-    };
-    for (const [name, value] of Object.entries(settings)) {
-      const line = new RegExp(`^(\\s*set \\$${name}) .*;$`, 'm');
-      expect(text, name).toMatch(line);
-      text = text.replace(line, `$1 ${value};`);
-    }
-    await writeFile(file, text);
+    });
     // Without the provider's CA the sidecar must not trust it (ssl_verify "yes"): the token
     // is refused for that reason alone, which shows the CA given below is what lets it pass.
     await stack.restart();

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { EngineClient } from '../../engine/client/index.js';
 import type { HttpOptions } from '../support/http.js';
+import { lastLines } from '../support/log-lines.js';
 import { CLIENTS, uniqueName } from '../support/management.js';
 import { opensslCertificate } from '../support/openssl.js';
 import { expectRevokedWithinBound } from '../support/revocation.js';
@@ -377,13 +378,6 @@ export function gatewaySuite(start: () => Promise<Stack>): void {
       const minted = after[after.length - 1]!.split(' ').pop()!;
       const withMinted = await call(SETTINGS, { headers: apk(minted) });
       // On a failure, the answer and the end of the gateway's log say which part refused.
-      const lastLines = (text: string) =>
-        text
-          .trim()
-          .split('\n')
-          .slice(-12)
-          .map((line) => line.slice(0, 300))
-          .join('\n');
       const why =
         withMinted.status === 200
           ? ''

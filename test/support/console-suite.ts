@@ -1,12 +1,13 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 // The functions passed to page.evaluate and waitForFunction run in the browser: DOM types.
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { type ConsoleBrowser, openConsoleBrowser } from './console-browser.js';
+import { setDefaultConf } from './default-conf.js';
 import type { HttpOptions } from './http.js';
 import { CLIENTS, uniqueName } from './management.js';
 import { TestOidcProvider } from './oidc-provider.js';
@@ -178,13 +179,8 @@ export function consoleSuite(
     await page.waitForSelector('tbody tr');
   };
   /** Rewrites one `set $name value;` line of the mounted default.conf (edit, then restart). */
-  const editDefaultConf = async (name: string, value: string) => {
-    const file = join(stack.configDir, 'nginx/conf.d/default.conf');
-    const text = await readFile(file, 'utf8');
-    const line = new RegExp(`^(\\s*set \\$${name}) .*;$`, 'm');
-    expect(text).toMatch(line);
-    await writeFile(file, text.replace(line, `$1 ${value};`));
-  };
+  const editDefaultConf = (name: string, value: string) =>
+    setDefaultConf(stack.configDir, { [name]: value });
   const requestTo = (prefix: string) => browser!.requests.find((r) => r.url.startsWith(prefix));
 
   describe('the console (issue 14)', () => {

@@ -1,8 +1,9 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { EngineClient } from '../../engine/client/index.js';
+import { setDefaultConf } from './default-conf.js';
 import type { HttpOptions } from './http.js';
 import { CLIENTS } from './management.js';
 import { startProviderForGateway } from './oidc-gateway-env.js';
@@ -88,13 +89,8 @@ export function oidcGatewaySuite(start: (oidc: OidcStackEnv) => Promise<Stack>):
   };
 
   /** Rewrites one `set $name value;` line of the mounted default.conf (spec 5.3: edit, restart). */
-  const editDefaultConf = async (name: string, value: string) => {
-    const file = join(stack.configDir, 'nginx/conf.d/default.conf');
-    const text = await readFile(file, 'utf8');
-    const line = new RegExp(`^(\\s*set \\$${name}) .*;$`, 'm');
-    expect(text).toMatch(line);
-    await writeFile(file, text.replace(line, `$1 ${value};`));
-  };
+  const editDefaultConf = (name: string, value: string) =>
+    setDefaultConf(stack.configDir, { [name]: value });
 
   describe('OpenID Connect bearer tokens through nginx (issue 4)', () => {
     test('a valid token of a matching client passes, and its identity reaches the app', async () => {
