@@ -12,10 +12,16 @@
  */
 export const REQUEST_ID = { header: 'X-Request-Id', variable: '$request_id' } as const;
 
+/** The methods' switches in default.conf (spec 5.3): `true` or `false`. */
+export const TOGGLE_VARIABLES = {
+  apiKeys: '$api_keys_enabled',
+  oidc: '$open_id_connect_enabled',
+} as const;
+
 /** Forwarded by nginx to the sidecar on `/auth` and on `/v1/management/`: header ← variable. */
 export const FORWARDED_TO_SIDECAR: ReadonlyArray<{ header: string; variable: string }> = [
-  { header: 'X-Gateway-Api-Keys-Enabled', variable: '$api_keys_enabled' },
-  { header: 'X-Gateway-Oidc-Enabled', variable: '$open_id_connect_enabled' },
+  { header: 'X-Gateway-Api-Keys-Enabled', variable: TOGGLE_VARIABLES.apiKeys },
+  { header: 'X-Gateway-Oidc-Enabled', variable: TOGGLE_VARIABLES.oidc },
   { header: 'X-Gateway-Oidc-Discovery', variable: '$oidc_discovery' },
   { header: 'X-Gateway-Oidc-Ssl-Verify', variable: '$oidc_ssl_verify' },
   { header: 'X-Gateway-Oidc-Accept-Unsupported-Alg', variable: '$oidc_accept_unsupported_alg' },
@@ -73,6 +79,19 @@ export const DECISION_FROM_SIDECAR = {
    * `exp`, the client's `expires_at` and a rotated-out secret's grace end.
    */
   validUntil: 'X-Gateway-Valid-Until',
+  /**
+   * On an API-key answer, 2xx or 401: `known` or `unknown`, the key id being the client row.
+   * With the headers below nginx keeps a key record and decides later requests for that id
+   * itself (docs/decisions/20261125-miss-path.md). Never a secret: hashes as stored.
+   */
+  keyRecord: 'X-Gateway-Key-Record',
+  /** Hex SHA-256 of the client's secret; absent: the client has no key. */
+  keyHash: 'X-Gateway-Key-Hash',
+  /** Hex SHA-256 of a rotated-out secret, and the Unix time (s) its grace ends. */
+  previousKeyHash: 'X-Gateway-Previous-Key-Hash',
+  previousKeyUntil: 'X-Gateway-Previous-Key-Until',
+  /** Unix time (s) from which the client is expired; absent: never. */
+  expiresAt: 'X-Gateway-Expires-At',
 } as const;
 
 /** Refusal details the sidecar answers on 401/403, relayed to the caller. */
@@ -93,6 +112,11 @@ export const CONTROL = {
   auth: '/auth',
   /** GET: the Lua side's counters as one JSON object of numbers; the sidecar's /metrics merges them. */
   metrics: '/metrics',
+  /**
+   * POST: the refusals nginx decided itself since the last call, as JSON `{"<reason>|<row>": n}`
+   * (row empty: no such client); the sidecar adds them to its failure counts.
+   */
+  failures: '/failures',
 } as const;
 
 /** PostgreSQL channel on which a change of an API client is announced (payload: row id). */
@@ -130,6 +154,22 @@ export const NGINX_NAMES = {
   metricsDict: 'gateway_metrics',
   /** `set` in default.conf, read by Lua on a miss: how long a decision may be reused. */
   maxAgeVariable: '$auth_cache_max_age_ms',
+  /** Key records (API key id → hashes and identity), evicted least recently used when full. */
+  keysDict: 'gateway_keys',
+  /** Failure budgets: counters per claimed key id and per source address, per window. */
+  budgetsDict: 'gateway_budgets',
+  /**
+   * `set` in default.conf: where the Lua code asks the sidecar in one hop (`unix:/path` or
+   * `ip:port`); empty: through the control socket's /auth (a sidecar known by a DNS name).
+   */
+  sidecarVariable: '$gateway_sidecar',
+  /** `set` in default.conf: how long the Lua code waits for the sidecar's answer, in ms. */
+  authTimeoutVariable: '$gateway_auth_timeout_ms',
+  /**
+   * `set` in default.conf: `<per key id> <per address> <window s>`, failures allowed per window
+   * before nginx answers 429 itself; 0 turns a budget off.
+   */
+  failureBudgetVariable: '$gateway_failure_budget',
 } as const;
 
 /**
@@ -160,6 +200,9 @@ export const LUA_COUNTERS = {
   cache_miss: 'a cacheable request the cache could not answer (the sidecar was asked)',
   cache_eviction: 'a decision stored by evicting unexpired ones (the cache is too small)',
   cache_store_failed: 'a decision that could not be stored at all',
+  key_hit: 'an API key accepted from a key record (right secret, nginx alone)',
+  key_refused: 'an API key refused from a key record (wrong secret, unknown id or expired)',
+  budget_refused: 'a request answered 429 because a failure budget was spent',
 } as const;
 
 /** The largest `auth_cache.max_age_ms` the settings accept. */

@@ -127,6 +127,26 @@ export const LUA_ANSWERS = {
     code: 'AUTH_UNAVAILABLE',
     message: 'The authentication service is unavailable; try again later.',
   },
+  // A request without any credential, refused by nginx itself (as the sidecar words it).
+  missingCredentials: {
+    status: 401,
+    code: 'MISSING_CREDENTIALS',
+    message: 'The request carries no Authorization header.',
+  },
+  // The two API-key refusals nginx decides itself from a key record: word for word the
+  // sidecar's (it builds its own from these), so a caller cannot tell who refused.
+  invalidApiKey: { status: 401, code: 'INVALID_API_KEY', message: 'The API key is not valid.' },
+  apiClientExpired: {
+    status: 401,
+    code: 'API_CLIENT_EXPIRED',
+    message: 'The API client has expired.',
+  },
+  // Past a failure budget (per claimed key id, per source address): answered without asking.
+  tooManyFailures: {
+    status: 429,
+    code: 'TOO_MANY_FAILED_ATTEMPTS',
+    message: 'Too many failed authentication attempts; retry after the time in Retry-After.',
+  },
 } as const satisfies Record<string, GatewayAnswer>;
 
 /** The JSON body of an answer. */

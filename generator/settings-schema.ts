@@ -187,6 +187,23 @@ export const timeoutsSchema = z.strictObject({
   upstream_read_s: z.number().int().min(1).max(86_400).default(60),
 });
 
+/**
+ * Failed authentications nginx lets through to a verdict per window before it answers 429
+ * itself (docs/decisions/20261125-miss-path.md). A caller whose decision is cached is never
+ * refused by a budget. 0: that budget is off.
+ */
+export const failureBudgetSchema = z.strictObject({
+  /** Wrong secrets (or an unknown id) per claimed API key id. */
+  per_key_id: z.number().int().min(0).max(1_000_000).default(20),
+  /**
+   * Failed attempts per source address that the sidecar had to decide (refusals nginx decides
+   * from memory do not count here). Behind a balancer every caller has its address: set 0.
+   */
+  per_address: z.number().int().min(0).max(1_000_000).default(200),
+  /** The window both count in, in seconds. */
+  window_s: z.number().int().min(1).max(3_600).default(60),
+});
+
 export const consoleSchema = z.strictObject({
   /**
    * The browser console at /console/: while true its static files (no data in them) are served
@@ -225,6 +242,7 @@ export const settingsObjectSchema = z.strictObject({
   tls: tlsSchema.prefault({}),
   auth_cache: authCacheSchema.prefault({}),
   timeouts: timeoutsSchema.prefault({}),
+  failure_budget: failureBudgetSchema.prefault({}),
   hsts_max_age_s: hstsMaxAge,
   console: consoleSchema.prefault({}),
 });
@@ -266,5 +284,6 @@ export const ALLOWED_KEYS: Record<string, string[]> = {
   tls: Object.keys(tlsSchema.shape),
   auth_cache: Object.keys(authCacheSchema.shape),
   timeouts: Object.keys(timeoutsSchema.shape),
+  failure_budget: Object.keys(failureBudgetSchema.shape),
   console: Object.keys(consoleSchema.shape),
 };

@@ -6,10 +6,12 @@ import {
   IDENTITY_FROM_SIDECAR,
   NGINX_NAMES,
   REQUEST_ID,
+  TOGGLE_VARIABLES,
 } from '../common/contract.js';
 import { answerBody, NGINX_ERROR_PAGES } from '../common/gateway-errors.js';
 import { inConfigDir, LAYOUT } from './layout.js';
 import { flag, jsonLiteral, quoted, quotedThenVariable } from './nginx-literal.js';
+import { IPV4, UNIX_SOCKET } from './patterns.js';
 import type { Settings } from './settings-schema.js';
 
 /** One nginx directive argument pair, e.g. `proxy_set_header <name> <value>`. */
@@ -50,6 +52,8 @@ export interface DefaultConfModel {
   notFoundBody: string;
   /** Paths of the public server that are `internal`: a caller gets the JSON 404. */
   reservedPaths: string[];
+  /** The control socket's location where the sidecar collects nginx's own refusal counts. */
+  failuresPath: string;
   /** On the control socket: nginx proxies the Lua code's questions to the sidecar. */
   auth: LocationModel & { path: string; readTimeout: string };
   management: LocationModel & { path: string };
@@ -85,6 +89,14 @@ export interface DecisionCacheModel {
   controlSocket: NameValue;
   /** `set $gateway_decision_inputs "..."`: every setting a decision depends on, joined. */
   decisionInputs: NameValue;
+  keysDict: string;
+  budgetsDict: string;
+  /** `set $gateway_sidecar "unix:..."`: the sidecar for one-hop asks; empty: via the control socket. */
+  sidecar: NameValue;
+  /** `set $gateway_auth_timeout_ms <n>`: the one-hop ask's timeouts. */
+  authTimeout: NameValue;
+  /** `set $gateway_failure_budget "<per key id> <per address> <window s>"`. */
+  failureBudget: NameValue;
 }
 
 /** Everything `templates/ssl.conf.hbs` needs. */
@@ -158,8 +170,8 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       },
     ],
     toggles: [
-      { name: '$api_keys_enabled', value: flag(settings.api_keys_enabled) },
-      { name: '$open_id_connect_enabled', value: flag(settings.open_id_connect_enabled) },
+      { name: TOGGLE_VARIABLES.apiKeys, value: flag(settings.api_keys_enabled) },
+      { name: TOGGLE_VARIABLES.oidc, value: flag(settings.open_id_connect_enabled) },
     ],
     oidcOptions: [
       { name: '$oidc_discovery', value: quoted(oidc.discovery) },
@@ -187,6 +199,17 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
         name: NGINX_NAMES.controlSocketVariable,
         value: quoted(`unix:${settings.auth_cache.control_socket}`),
       },
+      keysDict: NGINX_NAMES.keysDict,
+      budgetsDict: NGINX_NAMES.budgetsDict,
+      sidecar: { name: NGINX_NAMES.sidecarVariable, value: quoted(directSidecar(settings)) },
+      authTimeout: {
+        name: NGINX_NAMES.authTimeoutVariable,
+        value: String(settings.timeouts.auth_ms),
+      },
+      failureBudget: {
+        name: NGINX_NAMES.failureBudgetVariable,
+        value: `"${settings.failure_budget.per_key_id} ${settings.failure_budget.per_address} ${settings.failure_budget.window_s}"`,
+      },
     },
     identityVariables: IDENTITY_FROM_SIDECAR.map(({ variable }) => variable),
     serverHeaders,
@@ -202,6 +225,7 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       path: `${NGINX_NAMES.errorLocationPrefix}${page.nginxStatus}`,
       body: jsonLiteral(JSON.parse(answerBody(page))),
     })),
+    failuresPath: CONTROL.failures,
     notFoundBody: jsonLiteral(
       JSON.parse(answerBody(NGINX_ERROR_PAGES.find((p) => p.nginxStatus === 404)!)),
     ),
@@ -243,6 +267,20 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       ],
     },
   };
+}
+
+/**
+ * Where the Lua code can reach the sidecar by itself: a unix socket or an IP literal, which a
+ * cosocket connects to without a resolver. A DNS name (the containers' `gateway:8081`) would
+ * need nginx's `resolver`: empty, and the Lua code asks through the control socket's /auth,
+ * where nginx's upstream resolves it (one hop more).
+ */
+function directSidecar(settings: Settings): string {
+  const address = settings.upstreams.sidecar;
+  if (UNIX_SOCKET.test(address)) return address;
+  const host = address.slice(0, address.lastIndexOf(':'));
+  if (IPV4.test(host)) return address;
+  return '';
 }
 
 /**

@@ -93,9 +93,10 @@ export async function startSidecar(
         details: { reason, admin_clients: adminCount },
       }),
   });
-  const invalidator = config.controlSocket
+  const control = config.controlSocket
     ? new NginxControl(config.controlSocket, log, metrics)
-    : NO_INVALIDATOR;
+    : null;
+  const invalidator = control ?? NO_INVALIDATOR;
   // Revocation is pushed to nginx: this sidecar's own changes at once, everyone's through
   // LISTEN. Started before serving; /auth does not wait for it (nginx's bound covers a gap).
   const listener = new ChangeListener({
@@ -110,6 +111,7 @@ export async function startSidecar(
   const lastUsed = new LastUsedRecorder(new ClientStore(pool), log, clock);
   const failures = new AuthFailureCounter(pool, log, clock, {
     ...(failureFlushMs !== undefined ? { flushMs: failureFlushMs } : {}),
+    ...(control ? { nginx: control } : {}),
   });
   failures.start();
   const server = createSidecarServer({

@@ -1,25 +1,38 @@
--- The access phase of every request: request checks, then the decision cache, then (on a
--- miss) the sidecar, asked through nginx's control socket. Fails closed: whatever is not a
--- clear "yes" from the cache or the sidecar is refused.
+-- The access phase of every request: request checks, then what nginx can decide by itself (a
+-- cached decision, an API key against its key record, a request without credentials), then
+-- the failure budgets, then the sidecar, asked in one hop. Fails closed: whatever is not a
+-- clear "yes" from memory or from the sidecar is refused (docs/decisions/20261125-miss-path.md).
+local budget = require("gateway.budget")
 local contract = require("gateway.contract")
 local cache = require("gateway.cache")
 local entry = require("gateway.entry")
 local keying = require("gateway.keying")
+local keys = require("gateway.keys")
 local metrics = require("gateway.metrics")
 local request_check = require("gateway.request_check")
 local respond = require("gateway.respond")
+local sha256 = require("gateway.sha256")
 local sidecar = require("gateway.sidecar_client")
 
 local M = {}
 
 local ALLOWED = request_check.set_of(contract.allowed_methods)
 local ALLOW_HEADER = table.concat(contract.allowed_methods, ", ")
+-- ngx.req.http_version() of the versions served; anything else nginx parsed (HTTP/1.2, or nil
+-- for a version it has no number for) is 505 like HTTP/0.9.
+local HTTP1 = { [1.0] = true, [1.1] = true }
 local MAX_HEADERS = 100
--- Only guards against nginx itself stalling: the sidecar's timeout is nginx's, on the socket.
-local ASK_TIMEOUT_MS = 65000
+-- Through the control socket nginx's own proxy_read_timeout answers first; this only guards
+-- against nginx itself stalling.
+local CONTROL_ASK_TIMEOUT_MS = 65000
+local DEFAULT_ASK_TIMEOUT_MS = 3000
+-- "No client has this id" is kept this long at most: ids come from a sequence and a create
+-- pushes its id's invalidation, so this only bounds a lost push.
+local UNKNOWN_LIFETIME_S = 10
 local answers = contract.answers
 -- This worker's counters (gateway.metrics flushes them): one field increment per request.
 local counts = metrics.counts
+local var_names = contract.toggle_variables
 
 local function refuse(answer, headers)
   metrics.refusal(answer.status)
@@ -64,6 +77,16 @@ local function identity_from(header)
   return identity
 end
 
+-- The challenge of a refusal nginx words itself: the schemes that are on, as the sidecar says.
+local function challenge()
+  local api_keys = ngx.var[var_names.api_keys] == "true"
+  local oidc = ngx.var[var_names.oidc] == "true"
+  if api_keys and oidc then
+    return "apk, Bearer"
+  end
+  return oidc and "Bearer" or "apk"
+end
+
 -- The sidecar's refusal, relayed: its status, JSON body and challenge headers.
 local function relay_refusal(res)
   local headers = {}
@@ -79,6 +102,11 @@ local function relay_refusal(res)
   end
   metrics.refusal(res.status)
   return respond.json(res.status, body, headers)
+end
+
+local function too_many(wait)
+  counts.budget_refused = counts.budget_refused + 1
+  return refuse(answers.too_many_failures, { ["Retry-After"] = wait })
 end
 
 -- What the sidecar is told: the caller's credential, nginx's settings and nginx's request id,
@@ -102,15 +130,58 @@ local function question(credential, admin)
   return headers
 end
 
+-- One hop to the sidecar's own socket when nginx knows it; else through the control socket.
+local function ask(credential, admin)
+  local var = ngx.var
+  local direct = var[contract.sidecar_variable]
+  if direct and direct ~= "" then
+    return sidecar.ask(direct, contract.auth_path, question(credential, admin),
+      tonumber(var[contract.auth_timeout_variable]) or DEFAULT_ASK_TIMEOUT_MS)
+  end
+  return sidecar.ask(var[contract.control_socket_variable], contract.auth_path,
+    question(credential, admin), CONTROL_ASK_TIMEOUT_MS)
+end
+
+-- Pure: `apk <id>.<secret>` in the only shape a key is issued in (an id that is a safe
+-- integer, a 43-character base64url secret) -> id, secret. Anything else is the sidecar's to
+-- judge (it says why it is malformed).
+function M.parse_api_key(credential)
+  local scheme, id, secret = credential:match("^(%a%a%a) +([1-9]%d*)%.([%w_%-]+)$")
+  if not scheme or scheme:lower() ~= "apk" or #id > 15 or #secret ~= 43 then
+    return nil
+  end
+  return id, secret
+end
+
+-- A key record's refusal: wrong secret or unknown id (spends the budgets; 429 past them), or
+-- the right secret of an expired client.
+local function refuse_by_record(verdict, id)
+  local wait = budget.exhausted(id)
+  if wait then
+    return too_many(wait)
+  end
+  budget.spend(id, false)
+  counts.key_refused = counts.key_refused + 1
+  local headers = { ["WWW-Authenticate"] = challenge() }
+  if verdict == "expired" then
+    budget.count_failure("API_CLIENT_EXPIRED", id)
+    return refuse(answers.api_client_expired, headers)
+  end
+  -- A guessed id is counted under no client, as the sidecar counts it.
+  budget.count_failure("INVALID_API_KEY", verdict == "wrong" and id or nil)
+  return refuse(answers.invalid_api_key, headers)
+end
+
 local function check(admin)
   local version = ngx.req.http_version()
-  if version == 0.9 then
+  local http1 = HTTP1[version]
+  if not http1 and version ~= 2.0 then
     return refuse(answers.http_version_not_supported)
   end
   if not ALLOWED[ngx.req.get_method()] then
     return refuse(answers.method_not_allowed, { Allow = ALLOW_HEADER })
   end
-  if version < 2 then
+  if http1 then
     -- HTTP/1: a few scans of the raw header block, no table of the headers.
     local problem = request_check.raw_header_problem(ngx.req.raw_header(true), MAX_HEADERS)
     if problem == "control" then
@@ -131,14 +202,47 @@ local function check(admin)
     end
   end
 
-  local credential = ngx.var.http_authorization
-  local max_age_ms = ngx.var[contract.max_age_variable]
-  local key = nil
-  -- Admin decisions are never reused: management is rare and must see every change at once.
-  if not admin and credential and tonumber(max_age_ms) and tonumber(max_age_ms) > 0 then
+  local var = ngx.var
+  local credential = var.http_authorization
+  if not credential then
+    -- Nothing to verify: refused here, without asking, while a method is on (with none on,
+    -- the sidecar says so).
+    if var[var_names.api_keys] == "true" or var[var_names.oidc] == "true" then
+      budget.count_failure("MISSING_CREDENTIALS", nil)
+      return refuse(answers.missing_credentials, { ["WWW-Authenticate"] = challenge() })
+    end
+  end
+
+  local max_age_ms = tonumber(var[contract.max_age_variable]) or 0
+  local remember = credential ~= nil and max_age_ms > 0
+  -- An API key in the issued shape names the key id the budgets count against, cache or not.
+  local key_id, secret = nil, nil
+  if credential and var[var_names.api_keys] == "true" then
+    key_id, secret = M.parse_api_key(credential)
+  end
+  local cache_key = nil
+  local right_secret = false
+  if key_id and remember then
+    local rec = keys.get(key_id)
+    if rec then
+      local verdict = keys.verdict(rec, sha256.digest(secret), ngx.now())
+      if verdict ~= "pass" then
+        return refuse_by_record(verdict, key_id)
+      end
+      -- Admin decisions are never reused: management asks every time, a refusal above aside.
+      if not admin then
+        counts.key_hit = counts.key_hit + 1
+        return use(rec.identity)
+      end
+      right_secret = true
+    end
+  end
+  -- A credential without a key record (a token; an API key before its record is learnt, or
+  -- from a sidecar that sends none) may have a cached decision.
+  if remember and not admin and not right_secret then
     -- Every setting the decision depends on, joined by nginx: one variable read.
-    key = keying.key(credential, ngx.var[contract.decision_inputs_variable] or "")
-    local identity = cache.get(key)
+    cache_key = keying.key(credential, var[contract.decision_inputs_variable] or "")
+    local identity = cache.get(cache_key)
     if identity then
       counts.cache_hit = counts.cache_hit + 1
       return use(identity)
@@ -146,32 +250,58 @@ local function check(admin)
     counts.cache_miss = counts.cache_miss + 1
   end
 
+  -- Nothing in memory decides it. Past a budget, answer without asking (a secret known to be
+  -- right is never refused by one); an attacked key id still gets one question a second, so
+  -- its record comes back once it expires.
+  if not right_secret then
+    local wait, spent = budget.exhausted(key_id)
+    if wait and not (spent == "key" and budget.refill_slot(key_id)) then
+      return too_many(wait)
+    end
+  end
+
   -- Taken before asking: a revocation that lands while the sidecar answers is newer than this.
   ngx.update_time()
   local asked_at = ngx.now()
-  local res, err = sidecar.ask(ngx.var[contract.control_socket_variable], contract.auth_path,
-    question(credential, admin), ASK_TIMEOUT_MS)
+  local res, err = ask(credential, admin)
   if not res then
     ngx.log(ngx.ERR, "cannot ask the sidecar: ", err)
     return refuse(answers.auth_unavailable)
   end
   local status = res.status
+  local learnt = false
+  if key_id and remember and (status == 401 or (status >= 200 and status < 300)) then
+    local rec = keys.from_answer(res.header, key_id)
+    if rec then
+      learnt = true
+      ngx.update_time()
+      local lifetime = max_age_ms / 1000
+      if rec.kind == "unknown" then
+        lifetime = math.min(lifetime, UNKNOWN_LIFETIME_S)
+      end
+      keys.put(key_id, rec, asked_at, lifetime)
+    end
+  end
   if status >= 200 and status < 300 then
     local identity = identity_from(res.header)
     if not identity then
       ngx.log(ngx.ERR, "the sidecar said yes without an identity; refused")
       return refuse(answers.auth_unavailable)
     end
-    if key then
+    if cache_key and not learnt then
       -- The lifetime counts from now, when the entry is stored: with a token it then ends at
       -- exp exactly, however long the sidecar took.
       ngx.update_time()
-      cache.put(key, identity, asked_at,
+      cache.put(cache_key, identity, asked_at,
         entry.lifetime(max_age_ms, ngx.now(), res.header[VALID_UNTIL]))
     end
     return use(identity)
   end
-  if status == 401 or status == 403 then
+  if status == 401 then
+    budget.spend(key_id, true)
+    return relay_refusal(res)
+  end
+  if status == 403 then
     return relay_refusal(res)
   end
   -- Sidecar down, frozen (timeout), or answering nonsense: fail closed, and say which.

@@ -40,7 +40,7 @@ function M.get(key)
       decoded:set(key, item, ttl)
     end
   end
-  if not entry.fresh(item.created, revocations:get(item.identity.row), revocations:get(ALL)) then
+  if not M.alive(item.created, item.identity.row) then
     decoded:delete(key)
     decisions:delete(key)
     return nil
@@ -48,21 +48,24 @@ function M.get(key)
   return item.identity
 end
 
--- Keeps a decision made at `created` for `lifetime` seconds. Eviction of older entries when
--- the dict is full is fine (they are only answers we can ask for again).
-function M.put(key, identity, created, lifetime)
-  if lifetime <= 0 then
-    return
-  end
-  local value = entry.encode(created, identity)
-  if not value then
-    return
-  end
+-- Whether something learnt about client `row` at `created` still holds: no revocation of that
+-- client, or of everything, since. Key records (gateway.keys) share the markers.
+function M.alive(created, row)
+  return entry.fresh(created, revocations:get(row), revocations:get(ALL))
+end
+
+-- Before anything is kept for `lifetime` seconds: markers must outlive it.
+function M.note_lifetime(lifetime)
   local longest = revocations:get(LONGEST)
   if not longest or longest < lifetime then
     revocations:set(LONGEST, lifetime)
   end
-  local ok, _, forcible = decisions:set(key, value, lifetime)
+end
+
+-- Stores `value` in `dict` for `lifetime` seconds, counting evictions and failures.
+function M.store(dict, key, value, lifetime)
+  M.note_lifetime(lifetime)
+  local ok, _, forcible = dict:set(key, value, lifetime)
   local counts = metrics.counts
   if not ok then
     counts.cache_store_failed = counts.cache_store_failed + 1
@@ -72,13 +75,25 @@ function M.put(key, identity, created, lifetime)
   end
 end
 
+-- Keeps a decision made at `created` for `lifetime` seconds. Eviction of older entries when
+-- the dict is full is fine (they are only answers we can ask for again).
+function M.put(key, identity, created, lifetime)
+  if lifetime <= 0 then
+    return
+  end
+  local value = entry.encode(created, identity)
+  if value then
+    M.store(decisions, key, value, lifetime)
+  end
+end
+
 -- How long a marker must live: past the longest entry, plus a second for requests in flight.
 -- Before any entry was stored, the largest lifetime the settings allow.
 local function marker_ttl(fallback_s)
   return (revocations:get(LONGEST) or fallback_s) + 1
 end
 
--- Everything decided before now is dead.
+-- Everything decided before now is dead: decisions and key records alike.
 function M.invalidate_all()
   ngx.update_time()
   local now = ngx.now()
@@ -92,6 +107,10 @@ function M.invalidate_all()
     end
   end
   decisions:flush_all()
+  local keys = ngx.shared[contract.dicts.keys]
+  if keys then
+    keys:flush_all()
+  end
 end
 
 -- Every decision about client `row` made before now is dead.

@@ -32,6 +32,19 @@ function M.invalidate()
   return ngx.exit(204)
 end
 
+-- The refusals nginx decided itself since the last call (gateway.budget), for the sidecar to
+-- add to its failure counts.
+function M.failures()
+  if not require_post() then
+    return
+  end
+  ngx.header["Content-Type"] = "application/json"
+  ngx.header["Cache-Control"] = "no-store"
+  local counts = require("gateway.budget").drain_failures()
+  -- cjson encodes an empty table as {}: an object either way.
+  ngx.print(require("cjson.safe").encode(counts))
+end
+
 function M.invalidate_all()
   if not require_post() then
     return

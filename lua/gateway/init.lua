@@ -6,6 +6,8 @@ local M = {}
 function M.master()
   require("gateway.keying").init()
   require("gateway.access")
+  require("gateway.budget")
+  require("gateway.keys")
   require("gateway.control")
   require("gateway.console")
   require("gateway.metrics")

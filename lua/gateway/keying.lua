@@ -1,7 +1,8 @@
--- The decision cache's key: a keyed hash (HMAC-SHA1, which nginx's Lua module has built in)
--- of the credential and of every setting that shapes the decision. The credential itself is
+-- The decision cache's key: a keyed hash (HMAC-SHA-256, gateway.sha256) of the credential and of every setting that shapes the decision. The credential itself is
 -- never stored; the key of the hash lives only in this process's memory and is new at every
 -- start, so a key found in a memory dump of the dict cannot be tested against guesses offline.
+local sha256 = require("gateway.sha256")
+
 local M = {}
 
 local secret = nil
@@ -13,6 +14,7 @@ function M.init()
   file:close()
   assert(bytes and #bytes == 32, "could not read 32 random bytes")
   secret = bytes
+  sha256.set_hmac_key(bytes)
 end
 
 -- Separator that cannot occur inside an nginx header value or variable taken from config.
@@ -24,15 +26,16 @@ function M.material(credential, inputs)
   return credential .. SEP .. inputs
 end
 
--- The dict key: "d" plus 20 raw bytes. `hmac` is ngx.hmac_sha1 (passed in for tests).
-function M.key(credential, inputs, hmac)
+-- The dict key: "d" plus 32 raw bytes.
+function M.key(credential, inputs)
   assert(secret, "keying.init() was not called")
-  return "d" .. (hmac or ngx.hmac_sha1)(secret, M.material(credential, inputs))
+  return "d" .. sha256.hmac(M.material(credential, inputs))
 end
 
 -- For tests: a fixed secret.
 function M.set_secret_for_tests(value)
   secret = value
+  sha256.set_hmac_key(value)
 end
 
 return M

@@ -1,5 +1,6 @@
--- Asks the sidecar over nginx's own control socket, where nginx proxies /auth to the sidecar
--- upstream (keep-alive pool, connect/read timeouts, name resolution done by nginx at start).
+-- Asks the sidecar's /auth over a cosocket: directly on the sidecar's own socket (one hop,
+-- `$gateway_sidecar`), or, when the sidecar is known only by a DNS name, through nginx's
+-- control socket, where nginx proxies /auth to the sidecar upstream and resolves its name.
 -- A cosocket rather than a subrequest: ngx.location.capture refuses HTTP/2 requests
 -- (lua-nginx-module issue #1195), and the gateway serves HTTP/2.
 local M = {}
@@ -81,32 +82,79 @@ function M.read_chunked(sock)
   end
 end
 
+-- Pure: "unix:/path" -> "unix:/path"; "10.0.0.2:8081" -> "10.0.0.2", 8081; nil otherwise.
+function M.parse_address(address)
+  if type(address) ~= "string" then
+    return nil
+  end
+  if address:find("^unix:/") then
+    return address
+  end
+  local host, port = address:match("^(%d+%.%d+%.%d+%.%d+):(%d+)$")
+  port = tonumber(port)
+  if host and port and port >= 1 and port <= 65535 then
+    return host, port
+  end
+  return nil
+end
+
+local CONNECT_TIMEOUT_MS = 2000
+
+-- One attempt on a pooled or new connection. `fresh` is false when the connection was reused
+-- and it broke before any answer came: the sidecar may have closed it while idle, and the
+-- question can be asked again on a new one.
+local function attempt(host, port, request, timeout_ms)
+  local sock = ngx.socket.tcp()
+  sock:settimeouts(math.min(CONNECT_TIMEOUT_MS, timeout_ms), timeout_ms, timeout_ms)
+  local ok, err
+  if port then
+    ok, err = sock:connect(host, port)
+  else
+    ok, err = sock:connect(host)
+  end
+  if not ok then
+    return nil, "connect: " .. tostring(err), true
+  end
+  local fresh = sock:getreusedtimes() == 0
+  ok, err = sock:send(request)
+  if not ok then
+    sock:close()
+    return nil, "send: " .. tostring(err), fresh
+  end
+  local line
+  line, err = sock:receive("*l")
+  if not line then
+    sock:close()
+    return nil, "status line: " .. tostring(err), fresh or err == "timeout"
+  end
+  local status = M.parse_status(line)
+  if not status then
+    sock:close()
+    return nil, "status line: " .. tostring(line), true
+  end
+  return sock, status
+end
+
 -- One request; returns { status, header (lower-case names), body } or nil, reason.
--- `timeout_ms` only guards against nginx itself: the sidecar's own timeout is nginx's
--- proxy_read_timeout on the socket's /auth location, which answers 504 first.
-function M.ask(socket_path, path, headers, timeout_ms)
+-- `address` is "unix:/path" or "ip:port". `timeout_ms` bounds connect, send and each read:
+-- a frozen sidecar is refused (fail closed) after that long.
+function M.ask(address, path, headers, timeout_ms)
   local request, why = M.build_request(path, headers)
   if not request then
     return nil, why
   end
-  local sock = ngx.socket.tcp()
-  sock:settimeouts(timeout_ms, timeout_ms, timeout_ms)
-  local ok, err = sock:connect(socket_path)
-  if not ok then
-    return nil, "connect: " .. tostring(err)
+  local host, port = M.parse_address(address)
+  if not host then
+    return nil, "no sidecar address"
   end
-  ok, err = sock:send(request)
-  if not ok then
-    sock:close()
-    return nil, "send: " .. tostring(err)
+  local sock, status, final = attempt(host, port, request, timeout_ms)
+  if not sock and not final then
+    sock, status = attempt(host, port, request, timeout_ms)
   end
-  local line
-  line, err = sock:receive("*l")
-  local status = M.parse_status(line)
-  if not status then
-    sock:close()
-    return nil, "status line: " .. tostring(err or line)
+  if not sock then
+    return nil, status
   end
+  local line, err
   local header, reusable, length = {}, true, 0
   for _ = 1, MAX_HEADER_LINES + 1 do
     line, err = sock:receive("*l")

@@ -3,6 +3,7 @@ import type { AuthFailure } from '../auth/decision.js';
 import type { Queryable } from '../db/queryable.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../oidc/settings.js';
+import type { NginxFailureSource } from '../revocation/nginx-control.js';
 
 const MINUTE_MS = 60_000;
 
@@ -11,6 +12,8 @@ export interface FailureCounterOptions {
   flushMs?: number;
   /** Distinct (client, reason, minute) counts held between flushes; beyond, counted as no client. */
   maxEntries?: number;
+  /** nginx's own refusals (decided without asking), collected at every flush. */
+  nginx?: NginxFailureSource;
 }
 
 interface Count {
@@ -36,6 +39,7 @@ export class AuthFailureCounter implements AuthObserver {
   private flushing: Promise<void> = Promise.resolve();
   private readonly flushMs: number;
   private readonly maxEntries: number;
+  private readonly nginx: NginxFailureSource | undefined;
 
   constructor(
     private readonly db: Queryable,
@@ -45,6 +49,7 @@ export class AuthFailureCounter implements AuthObserver {
   ) {
     this.flushMs = options.flushMs ?? 5_000;
     this.maxEntries = options.maxEntries ?? 10_000;
+    this.nginx = options.nginx;
   }
 
   start(): void {
@@ -97,6 +102,12 @@ export class AuthFailureCounter implements AuthObserver {
   }
 
   private async write(): Promise<void> {
+    if (this.nginx) {
+      // Counted in the minute they are collected: nginx keeps no times, and a flush every few
+      // seconds puts them at most that far from when they happened.
+      const at = this.now();
+      for (const c of await this.nginx.drainFailures()) this.add(c.apiKeyId, c.reason, at, c.count);
+    }
     const batch = this.counts;
     this.counts = new Map();
     const dropped = this.dropped;

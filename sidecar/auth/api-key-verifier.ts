@@ -1,8 +1,10 @@
+import { LUA_ANSWERS } from '../../common/gateway-errors.js';
 import { isExpired } from '../clients/api-client.js';
 import type { ClientDirectory } from '../clients/client-directory.js';
 import { hashMatches, hashSecret, parseApiKey } from '../keys/api-key.js';
 import type { Clock } from '../oidc/settings.js';
 import { type AuthDecision, expiredRefusal, refuse, validUntil } from './decision.js';
+import { keyRecordOf } from './key-record.js';
 
 /**
  * Verifies `apk <id>.<secret>`: look the client up by id, compare hashes in constant time,
@@ -20,7 +22,11 @@ export class ApiKeyVerifier {
     const parsed = parseApiKey(key);
     if (!parsed.ok) return refuse('MALFORMED_CREDENTIALS', parsed.reason, { scheme: 'apk' });
     const row = await this.clients.byId(parsed.id);
-    const invalid = refuse('INVALID_API_KEY', 'The API key is not valid.', { scheme: 'apk' });
+    const keyRecord = keyRecordOf(parsed.id, row);
+    const invalid = {
+      ...refuse('INVALID_API_KEY', LUA_ANSWERS.invalidApiKey.message, { scheme: 'apk' }),
+      keyRecord,
+    };
     if (!row) return invalid;
     const now = this.now();
     const presented = hashSecret(parsed.secret);
@@ -31,7 +37,7 @@ export class ApiKeyVerifier {
     const previous =
       row.previousKeyHash !== null && hashMatches(presented, row.previousKeyHash) && graceEnd > now;
     if (!current && !previous) return { ...invalid, clientRow: row.id };
-    if (isExpired(row, now)) return expiredRefusal(row.id, 'apk');
+    if (isExpired(row, now)) return { ...expiredRefusal(row.id, 'apk'), keyRecord };
     return {
       ok: true,
       method: 'apk',
@@ -42,6 +48,7 @@ export class ApiKeyVerifier {
         isAdmin: row.isAdmin,
       },
       validUntil: validUntil([row.expiresAt?.getTime(), current ? undefined : graceEnd]),
+      keyRecord,
     };
   }
 }

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { DECISION_FROM_SIDECAR, IDENTITY_FROM_SIDECAR } from '../../common/contract.js';
+import { DECISION_FROM_SIDECAR } from '../../common/contract.js';
 import {
   asciiJson,
   ForbiddenError,
@@ -12,6 +12,7 @@ import { requestIdFields } from '../request-id.js';
 import { requiresAdmin } from './admin-paths.js';
 import type { Authenticator } from './authenticator.js';
 import type { AuthFailure } from './decision.js';
+import { identityHeaders, keyRecordHeaders } from './key-record.js';
 import { type MethodToggles, readToggles, ToggleConfigError } from './method-toggles.js';
 import { refusalError } from './refusal.js';
 
@@ -74,7 +75,12 @@ export function createAuthHandler(
       return;
     }
     if (!decision.ok) {
-      sendRefusal(res, decision, toggles);
+      sendRefusal(
+        res,
+        decision,
+        toggles,
+        decision.keyRecord ? keyRecordHeaders(decision.keyRecord) : {},
+      );
       report(decision.scheme ?? 'none', decision.code, 401);
       return;
     }
@@ -85,16 +91,10 @@ export function createAuthHandler(
       return;
     }
     const headers: Record<string, string> = {
-      [DECISION_FROM_SIDECAR.clientRow]: String(decision.identity.id),
+      ...(decision.keyRecord ? keyRecordHeaders(decision.keyRecord) : {}),
+      ...identityHeaders(decision.identity, decision.method),
       'Cache-Control': 'no-store',
     };
-    const identity = {
-      client_id: encodeURIComponent(decision.identity.clientId),
-      client_name: encodeURIComponent(decision.identity.clientName),
-      is_admin: decision.identity.isAdmin ? 'true' : 'false',
-      method: decision.method,
-    };
-    for (const row of IDENTITY_FROM_SIDECAR) headers[row.header] = identity[row.role];
     if (decision.validUntil !== undefined) {
       headers[DECISION_FROM_SIDECAR.validUntil] = String(decision.validUntil);
     }
@@ -104,9 +104,14 @@ export function createAuthHandler(
   };
 }
 
-function sendRefusal(res: ServerResponse, failure: AuthFailure, toggles: MethodToggles): void {
+function sendRefusal(
+  res: ServerResponse,
+  failure: AuthFailure,
+  toggles: MethodToggles,
+  record: Record<string, string>,
+): void {
   const error = refusalError(failure, toggles);
-  sendJson(res, 401, asciiJson(error.body()), error.headers);
+  sendJson(res, 401, asciiJson(error.body()), { ...record, ...error.headers });
 }
 
 export function sendJson(

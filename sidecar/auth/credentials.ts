@@ -1,3 +1,4 @@
+import { LUA_ANSWERS } from '../../common/gateway-errors.js';
 import { type AuthFailure, type AuthScheme, refuse } from './decision.js';
 
 export type Credential = { ok: true; scheme: AuthScheme; value: string } | AuthFailure;
@@ -29,7 +30,7 @@ const SCHEMES = new Map<string, AuthScheme>([
  */
 export function parseCredential(values: string[]): Credential {
   if (values.length === 0) {
-    return refuse('MISSING_CREDENTIALS', 'The request carries no Authorization header.');
+    return refuse('MISSING_CREDENTIALS', LUA_ANSWERS.missingCredentials.message);
   }
   if (values.length > 1) {
     return refuse(

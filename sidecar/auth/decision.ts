@@ -1,4 +1,6 @@
+import { LUA_ANSWERS } from '../../common/gateway-errors.js';
 import type { Identity } from '../clients/api-client.js';
+import type { KeyRecord } from './key-record.js';
 
 export type AuthScheme = 'apk' | 'bearer';
 
@@ -25,6 +27,8 @@ export type AuthFailure = {
   jwtError?: string;
   /** The API client the credential named, when it names one that exists (failure counts). */
   clientRow?: number;
+  /** What nginx may keep about the API key id the caller named (apk only). */
+  keyRecord?: KeyRecord;
 };
 
 /** The answer of every verifier: a value, never an exception (those mean infrastructure faults). */
@@ -38,6 +42,8 @@ export type AuthDecision =
        * `exp`, the client's `expires_at` and, for a rotated-out secret, its grace end. None: open.
        */
       validUntil?: number;
+      /** What nginx may keep about the API key id (apk only). */
+      keyRecord?: KeyRecord;
     }
   | AuthFailure;
 
@@ -52,7 +58,7 @@ export function refuse(
 /** Refusal of a right credential whose client has expired: like a deleted one, own code. */
 export function expiredRefusal(clientRow: number, scheme: AuthScheme): AuthFailure {
   return {
-    ...refuse('API_CLIENT_EXPIRED', 'The API client has expired.', {
+    ...refuse('API_CLIENT_EXPIRED', LUA_ANSWERS.apiClientExpired.message, {
       scheme,
       ...(scheme === 'bearer' ? { jwtError: 'the API client has expired' } : {}),
     }),

@@ -11,6 +11,33 @@ export interface DecisionInvalidator {
   all(): Promise<boolean>;
 }
 
+/** A refusal count nginx decided itself (no sidecar asked): reason, client row or null, count. */
+export interface NginxFailureCount {
+  reason: string;
+  apiKeyId: number | null;
+  count: number;
+}
+
+/** Where refusals decided by nginx itself are collected (its control socket's /failures). */
+export interface NginxFailureSource {
+  /** The counts since the last call; none when nginx cannot be reached. Never throws. */
+  drainFailures(): Promise<NginxFailureCount[]>;
+}
+
+/** Pure: nginx's `{"<reason>|<row>": n}` as counts; anything malformed is left out. */
+export function parseFailureCounts(body: unknown): NginxFailureCount[] {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return [];
+  const out: NginxFailureCount[] = [];
+  for (const [key, value] of Object.entries(body)) {
+    const match = /^([A-Z_]{1,40})\|([1-9][0-9]{0,15})?$/.exec(key);
+    if (!match || typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) continue;
+    const row = match[2] === undefined ? null : Number(match[2]);
+    if (row !== null && !Number.isSafeInteger(row)) continue;
+    out.push({ reason: match[1]!, apiKeyId: row, count: value });
+  }
+  return out;
+}
+
 /** No nginx to tell (the sidecar runs alone, e.g. in tests): nothing to invalidate. */
 export const NO_INVALIDATOR: DecisionInvalidator = {
   clients: async () => true,
@@ -24,7 +51,7 @@ const TIMEOUT_MS = 2_000;
  * reported, never thrown: the change is committed already, and the decisions' lifetime bounds
  * how long nginx can go on using them.
  */
-export class NginxControl implements DecisionInvalidator {
+export class NginxControl implements DecisionInvalidator, NginxFailureSource {
   constructor(
     private readonly socketPath: string,
     private readonly log: Logger,
@@ -38,6 +65,44 @@ export class NginxControl implements DecisionInvalidator {
 
   async all(): Promise<boolean> {
     return this.counted('all', await this.post(CONTROL.invalidateAll, ''));
+  }
+
+  async drainFailures(): Promise<NginxFailureCount[]> {
+    const text = await this.postForText(CONTROL.failures);
+    if (text === null) return [];
+    try {
+      return parseFailureCounts(JSON.parse(text));
+    } catch {
+      this.log.error('nginx answered its failure counts with something that is not JSON');
+      return [];
+    }
+  }
+
+  /** POST with an empty body; the answer's text on a 200, else null (logged). */
+  private postForText(path: string): Promise<string | null> {
+    return new Promise((resolve) => {
+      const req = request(
+        { socketPath: this.socketPath, path, method: 'POST', timeout: TIMEOUT_MS },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            if (res.statusCode === 200) resolve(Buffer.concat(chunks).toString('utf8'));
+            else {
+              this.log.error('nginx refused to give its failure counts', {
+                status: res.statusCode,
+              });
+              resolve(null);
+            }
+          });
+          res.on('error', () => resolve(null));
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS} ms`)));
+      // nginx not running holds no counts; any other failure is retried at the next flush.
+      req.on('error', () => resolve(null));
+      req.end();
+    });
   }
 
   private counted(scope: 'clients' | 'all', ok: boolean): boolean {

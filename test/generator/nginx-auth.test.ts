@@ -3,6 +3,10 @@ import { allow, type GatewayUnderTest, startGateway } from './support/gateway-ha
 import { https } from './support/https-client.js';
 import { sendJson } from './support/stub-server.js';
 
+// A request without credentials is refused by nginx itself; these ask the stub sidecar.
+const STUB_CREDENTIAL = { Authorization: 'Bearer stub-token' };
+const WITH_CREDENTIAL = { headers: STUB_CREDENTIAL };
+
 // The real nginx with the rendered default.conf in front of a stub sidecar and a stub app:
 // what reaches the sidecar, what reaches the app, and where /v1/management/ goes.
 
@@ -102,7 +106,7 @@ describe('a request the sidecar allows', () => {
       res.end();
     };
     const answer = await https(gw.httpsPort, '/reports', gw.ca, {
-      headers: { 'X-Client-Id': '1', 'X-Client-Is-Admin': 'true' },
+      headers: { ...STUB_CREDENTIAL, 'X-Client-Id': '1', 'X-Client-Is-Admin': 'true' },
     });
     expect(answer.status).toBe(503);
     expect(JSON.parse(answer.body).errors[0].code).toBe('AUTH_UNAVAILABLE');
@@ -112,7 +116,7 @@ describe('a request the sidecar allows', () => {
   test('reuses keep-alive connections to the sidecar and the app', async () => {
     const before = { sidecar: gw.stubSidecar.connections, app: gw.stubApp.connections };
     for (let i = 0; i < 6; i++)
-      expect((await https(gw.httpsPort, `/k/${i}`, gw.ca)).status).toBe(200);
+      expect((await https(gw.httpsPort, `/k/${i}`, gw.ca, WITH_CREDENTIAL)).status).toBe(200);
     expect(gw.authCalls()).toHaveLength(6);
     expect(gw.stubSidecar.connections - before.sidecar).toBeLessThanOrEqual(1);
     expect(gw.stubApp.connections - before.app).toBeLessThanOrEqual(1);
@@ -120,7 +124,7 @@ describe('a request the sidecar allows', () => {
 
   test("passes the app's own 401 through untouched", async () => {
     gw.stubApp.handler = (_, res) => sendJson(res, 401, { app: 'says no' });
-    const answer = await https(gw.httpsPort, '/private', gw.ca);
+    const answer = await https(gw.httpsPort, '/private', gw.ca, WITH_CREDENTIAL);
     expect(answer.status).toBe(401);
     expect(JSON.parse(answer.body)).toEqual({ app: 'says no' });
   });
@@ -135,7 +139,11 @@ describe('/v1/management/', () => {
     };
     const answer = await https(gw.httpsPort, '/v1/management/api-clients', gw.ca, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-Client-Is-Admin': 'forged' },
+      headers: {
+        ...STUB_CREDENTIAL,
+        'Content-Type': 'application/json',
+        'X-Client-Is-Admin': 'forged',
+      },
       body: '{"name":"ci"}',
     });
     expect(answer.status).toBe(201);
@@ -160,7 +168,7 @@ describe('/v1/management/', () => {
   test('a refusal stops at nginx: the management route is never called', async () => {
     const body = JSON.stringify({ errors: [{ code: 'FORBIDDEN', message: 'Admins only.' }] });
     gw.stubSidecar.handler = (_, res) => sendJson(res, 403, JSON.parse(body));
-    const answer = await https(gw.httpsPort, '/v1/management/api-clients/', gw.ca);
+    const answer = await https(gw.httpsPort, '/v1/management/api-clients/', gw.ca, WITH_CREDENTIAL);
     expect(answer.status).toBe(403);
     expect(answer.body).toBe(body);
     expect(gw.stubSidecar.requests.map((r) => r.url)).toEqual(['/auth']);

@@ -4,6 +4,10 @@ import { allow, type GatewayUnderTest, startGateway } from './support/gateway-ha
 import { https } from './support/https-client.js';
 import { type SeenRequest, sendJson, startStub } from './support/stub-server.js';
 
+// A request without credentials is refused by nginx itself; these ask the stub sidecar.
+const STUB_CREDENTIAL = { Authorization: 'Bearer stub-token' };
+const WITH_CREDENTIAL = { headers: STUB_CREDENTIAL };
+
 // The real nginx with the rendered default.conf: refusals and failures of the stub sidecar
 // and the stub app, as the caller sees them.
 
@@ -45,7 +49,7 @@ describe('a request the sidecar refuses', () => {
       res.writeHead(401, { 'WWW-Authenticate': 'ApiKey realm="gateway"' });
       res.end();
     };
-    const answer = await https(gw.httpsPort, '/reports', gw.ca);
+    const answer = await https(gw.httpsPort, '/reports', gw.ca, WITH_CREDENTIAL);
     expect(answer.status).toBe(401);
     expect(answer.headers['x-jwt-error']).toBeUndefined();
     expect(JSON.parse(answer.body).errors[0].code).toBe('UNAUTHORIZED');
@@ -54,7 +58,7 @@ describe('a request the sidecar refuses', () => {
 
   test("403: the sidecar's JSON body", async () => {
     gw.stubSidecar.handler = (_, res) => sendJson(res, 403, ERROR_403);
-    const answer = await https(gw.httpsPort, '/reports', gw.ca);
+    const answer = await https(gw.httpsPort, '/reports', gw.ca, WITH_CREDENTIAL);
     expect(answer.status).toBe(403);
     expect(answer.headers['content-type']).toBe('application/json');
     expect(JSON.parse(answer.body)).toEqual(ERROR_403);
@@ -68,9 +72,10 @@ describe('a request the sidecar refuses', () => {
     };
     const newConnections = async (body: string) => {
       gw.stubSidecar.handler = refuse(body);
-      await https(gw.httpsPort, '/warm-up', gw.ca);
+      await https(gw.httpsPort, '/warm-up', gw.ca, WITH_CREDENTIAL);
       const before = gw.stubSidecar.connections;
-      for (let i = 0; i < 4; i++) expect((await https(gw.httpsPort, '/r', gw.ca)).status).toBe(401);
+      for (let i = 0; i < 4; i++)
+        expect((await https(gw.httpsPort, '/r', gw.ca, WITH_CREDENTIAL)).status).toBe(401);
       return gw.stubSidecar.connections - before;
     };
     expect(await newConnections('')).toBe(0);
@@ -80,7 +85,7 @@ describe('a request the sidecar refuses', () => {
 
   test('a sidecar fault (500) becomes a 503 JSON error, never the app', async () => {
     gw.stubSidecar.handler = (_, res) => sendJson(res, 500, { errors: [{ code: 'INTERNAL' }] });
-    const answer = await https(gw.httpsPort, '/reports', gw.ca);
+    const answer = await https(gw.httpsPort, '/reports', gw.ca, WITH_CREDENTIAL);
     expect(answer.status).toBe(503);
     expect(JSON.parse(answer.body).errors[0].code).toBe('AUTH_UNAVAILABLE');
     expect(gw.stubApp.requests).toHaveLength(0);
@@ -90,7 +95,7 @@ describe('a request the sidecar refuses', () => {
 describe('failures behind the gateway', () => {
   test('the app failing: 502 JSON, without the app content', async () => {
     gw.stubApp.handler = (_, res) => res.socket?.destroy();
-    const answer = await https(gw.httpsPort, '/crash', gw.ca);
+    const answer = await https(gw.httpsPort, '/crash', gw.ca, WITH_CREDENTIAL);
     expect(answer.status).toBe(502);
     expect(answer.headers['content-type']).toBe('application/json');
     expect(JSON.parse(answer.body).errors[0].code).toBe('UPSTREAM_UNAVAILABLE');
@@ -111,7 +116,7 @@ describe('failures behind the gateway', () => {
 
   test('a restarted sidecar is used again at once (a lone upstream server is never marked down)', async () => {
     gw.stubSidecar = await startStub(allow({ 'X-Client-Id': '7' }), gw.stubSidecar.port);
-    const answer = await https(gw.httpsPort, '/reports', gw.ca);
+    const answer = await https(gw.httpsPort, '/reports', gw.ca, WITH_CREDENTIAL);
     expect(answer.status).toBe(200);
     expect(gw.stubApp.requests[0]?.headers['x-client-id']).toBe('7');
   });

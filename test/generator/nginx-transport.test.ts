@@ -96,7 +96,9 @@ describe('with TLS 1.3 only and default.conf edited by hand (spec 5.3)', () => {
   });
 
   test('the edited toggles are what the sidecar is told', async () => {
-    await https(gw.httpsPort, '/reports', gw.ca);
+    await https(gw.httpsPort, '/reports', gw.ca, {
+      headers: { Authorization: 'Bearer stub-token' },
+    });
     expect(gw.authCalls()[0]?.headers).toMatchObject({
       'x-gateway-api-keys-enabled': 'false',
       'x-gateway-oidc-enabled': 'true',

@@ -73,6 +73,7 @@ describe('defaults', () => {
         control_socket: '/run/gateway-control/nginx.sock',
       },
       timeouts: { auth_ms: 3_000, upstream_read_s: 60 },
+      failure_budget: { per_key_id: 20, per_address: 200, window_s: 60 },
       hsts_max_age_s: 31_536_000,
       console: { enabled: true, oidc_client_id: '', oidc_scope: 'openid' },
     });
@@ -110,6 +111,15 @@ describe('defaults', () => {
       /auth_cache\.control_socket/,
     );
     expect(() => parseSettings({ auth_cache: { window_ms: 500 } })).toThrow(/window_ms/);
+    expect(parseSettings({ failure_budget: { per_address: 0 } }).failure_budget.per_address).toBe(
+      0,
+    );
+    expect(() => parseSettings({ failure_budget: { per_key_id: -1 } })).toThrow(
+      /failure_budget\.per_key_id/,
+    );
+    expect(() => parseSettings({ failure_budget: { window_s: 0 } })).toThrow(
+      /failure_budget\.window_s/,
+    );
     expect(() => parseSettings({ timeouts: { auth_ms: 50 } })).toThrow(/timeouts\.auth_ms/);
     expect(() => parseSettings({ timeouts: { upstream_read_s: 0 } })).toThrow(
       /timeouts\.upstream_read_s/,

@@ -1,0 +1,198 @@
+-- Key records: API key id -> what nginx needs to decide any request for that id by itself, right
+-- secret or wrong: the SHA-256 of the client's secret (and of a rotated-out one with its grace
+-- end), its identity and expiry, or "no client has this id". Filled from the sidecar's answer
+-- (gateway.sidecar_client), dropped by the same revocation markers as decisions
+-- (gateway.cache), never holding a secret: the hashes are what PostgreSQL stores.
+local cache = require("gateway.cache")
+local contract = require("gateway.contract")
+local lrucache = require("resty.lrucache")
+local sha256 = require("gateway.sha256")
+
+local M = {}
+
+local records = ngx.shared[contract.dicts.keys]
+-- Each worker keeps recently used records decoded (hashes as raw bytes), for no longer than the
+-- shared entry lives; the markers are read on every use all the same.
+local decoded = assert(lrucache.new(4096))
+
+local TAB = "\t"
+local NUMBER_OR_EMPTY = "^%d*%.?%d*$"
+
+local function text(value)
+  return value and tostring(value) or ""
+end
+
+-- Pure: one string for the shared dict. Returns nil when a field could break the format.
+--   created TAB kind TAB expires_at TAB previous_until TAB is_admin TAB client_id TAB
+--   client_name TAB hash TAB previous_hash          (hashes in hex; absent fields empty)
+function M.encode(created, rec)
+  local fields = {
+    string.format("%.3f", created),
+    rec.kind,
+    text(rec.expires_at),
+    text(rec.previous_until),
+    text(rec.is_admin),
+    text(rec.client_id),
+    text(rec.client_name),
+    text(rec.hash_hex),
+    text(rec.previous_hash_hex),
+  }
+  for i = 2, #fields do
+    if fields[i]:find(TAB, 1, true) then
+      return nil
+    end
+  end
+  return table.concat(fields, TAB)
+end
+
+-- Pure: created (number) and the record with raw hashes, or nil for a damaged value.
+function M.decode(value, row)
+  local created, kind, expires_at, previous_until, is_admin, client_id, client_name, hash_hex,
+    previous_hex = value:match(
+      "^([^\t]+)\t([^\t]+)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)$")
+  created = tonumber(created)
+  if not created then
+    return nil
+  end
+  if kind == "unknown" then
+    return created, { kind = kind }
+  end
+  if kind ~= "known" or (is_admin ~= "true" and is_admin ~= "false") or client_id == "" then
+    return nil
+  end
+  local hash = hash_hex ~= "" and sha256.from_hex(hash_hex) or nil
+  local previous = previous_hex ~= "" and sha256.from_hex(previous_hex) or nil
+  if (hash_hex ~= "" and not hash) or (previous_hex ~= "" and not previous) then
+    return nil
+  end
+  return created, {
+    kind = kind,
+    hash = hash,
+    previous_hash = previous,
+    previous_until = tonumber(previous_until),
+    expires_at = tonumber(expires_at),
+    identity = {
+      row = row,
+      client_id = client_id,
+      client_name = client_name,
+      is_admin = is_admin,
+      method = "apk",
+    },
+  }
+end
+
+-- Pure: what a secret whose SHA-256 is `digest` gets from `rec` at Unix time `now`: "pass",
+-- "expired" (the right secret of an expired client), "wrong" or "unknown". As the sidecar
+-- decides: a wrong secret is "wrong" whatever the client's state, so a guess learns nothing.
+function M.verdict(rec, digest, now)
+  if rec.kind == "unknown" then
+    return "unknown"
+  end
+  local right = (rec.hash ~= nil and digest == rec.hash)
+    or (rec.previous_hash ~= nil and digest == rec.previous_hash
+      and rec.previous_until ~= nil and now < rec.previous_until)
+  if not right then
+    return "wrong"
+  end
+  if rec.expires_at and now >= rec.expires_at then
+    return "expired"
+  end
+  return "pass"
+end
+
+-- Pure: the record in the sidecar's answer headers (lower-case names), or nil when the answer
+-- carries none or a malformed one (then nothing is kept; the answer itself still counts).
+local D = contract.decision
+local RECORD, ROW = D.key_record:lower(), D.client_row:lower()
+local HASH, PREVIOUS, UNTIL = D.key_hash:lower(), D.previous_key_hash:lower(),
+  D.previous_key_until:lower()
+local EXPIRES = D.expires_at:lower()
+local ID, NAME, ADMIN = contract.identity_headers.client_id:lower(),
+  contract.identity_headers.client_name:lower(), contract.identity_headers.is_admin:lower()
+
+function M.from_answer(header, key_id)
+  local kind = header[RECORD]
+  -- The record must be about the id the caller named, or it is not kept.
+  if header[ROW] ~= key_id then
+    return nil
+  end
+  if kind == "unknown" then
+    return { kind = kind }
+  end
+  if kind ~= "known" then
+    return nil
+  end
+  local rec = {
+    kind = kind,
+    hash_hex = header[HASH],
+    previous_hash_hex = header[PREVIOUS],
+    previous_until = header[UNTIL],
+    expires_at = header[EXPIRES],
+    is_admin = header[ADMIN],
+    client_id = header[ID],
+    client_name = header[NAME] or "",
+  }
+  for _, field in ipairs({ "previous_until", "expires_at" }) do
+    local v = rec[field]
+    if v ~= nil and (type(v) ~= "string" or not v:find(NUMBER_OR_EMPTY) or not tonumber(v)) then
+      return nil
+    end
+  end
+  for _, field in ipairs({ "hash_hex", "previous_hash_hex" }) do
+    if rec[field] ~= nil and not sha256.from_hex(rec[field]) then
+      return nil
+    end
+  end
+  if (rec.previous_hash_hex == nil) ~= (rec.previous_until == nil) then
+    return nil
+  end
+  if type(rec.client_id) ~= "string" or type(rec.client_name) ~= "string"
+      or (rec.is_admin ~= "true" and rec.is_admin ~= "false") then
+    return nil
+  end
+  return rec
+end
+
+-- The record kept for key id `id` (a string of digits), or nil (absent, expired, damaged or
+-- revoked since it was learnt).
+function M.get(id)
+  -- A default.conf from before the key records (no shared dict for them): none, as before.
+  if not records then
+    return nil
+  end
+  local item = decoded:get(id)
+  if item then
+    if cache.alive(item.created, id) then
+      return item.rec
+    end
+    -- Dead here; the shared dict may hold a newer one another worker learnt since.
+    decoded:delete(id)
+  end
+  local value = records:get(id)
+  if not value then
+    return nil
+  end
+  local created, rec = M.decode(value, id)
+  if not created or not cache.alive(created, id) then
+    records:delete(id)
+    return nil
+  end
+  local ttl = records:ttl(id)
+  if ttl and ttl > 0 then
+    decoded:set(id, { created = created, rec = rec }, ttl)
+  end
+  return rec
+end
+
+-- Keeps `rec` (from M.from_answer), learnt from a question asked at `created`, for `lifetime` s.
+function M.put(id, rec, created, lifetime)
+  if lifetime <= 0 or not records then
+    return
+  end
+  local value = M.encode(created, rec)
+  if value then
+    cache.store(records, id, value, lifetime)
+  end
+end
+
+return M
