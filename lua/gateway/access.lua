@@ -104,8 +104,11 @@ local function relay_refusal(res)
   return respond.json(res.status, body, headers)
 end
 
-local function too_many(wait)
+-- 429 past a budget; counted as a failure against `row` (the claimed client, when it is
+-- known to exist), like the refusals it replaces.
+local function too_many(wait, row)
   counts.budget_refused = counts.budget_refused + 1
+  budget.count_failure(contract.answers.too_many_failures.code, row)
   return refuse(answers.too_many_failures, { ["Retry-After"] = wait })
 end
 
@@ -142,33 +145,41 @@ local function ask(credential, admin)
     question(credential, admin), CONTROL_ASK_TIMEOUT_MS)
 end
 
--- Pure: `apk <id>.<secret>` in the only shape a key is issued in (an id that is a safe
--- integer, a 43-character base64url secret) -> id, secret. Anything else is the sidecar's to
--- judge (it says why it is malformed).
+-- `apk <id>.<secret>` in the only shape a key is issued in (an id that is a safe integer, a
+-- 43-character base64url secret) -> id, secret. Anything else is the sidecar's to judge (it
+-- says why it is malformed). PCRE, compiled once: a Lua pattern with captures cost 2 µs.
+local API_KEY = [[^[Aa][Pp][Kk] +([1-9][0-9]{0,14})\.([A-Za-z0-9_-]{43})\z]]
+local captures = {}
 function M.parse_api_key(credential)
-  local scheme, id, secret = credential:match("^(%a%a%a) +([1-9]%d*)%.([%w_%-]+)$")
-  if not scheme or scheme:lower() ~= "apk" or #id > 15 or #secret ~= 43 then
+  if not ngx.re.match(credential, API_KEY, "jo", nil, captures) then
     return nil
   end
-  return id, secret
+  return captures[1], captures[2]
 end
 
--- A key record's refusal: wrong secret or unknown id (spends the budgets; 429 past them), or
--- the right secret of an expired client.
+-- Whether a refusal's verdict is a guess: only guesses spend budgets and meet them. The right
+-- secret of an expired client and a rotated-out one past its grace are refused alike, always
+-- with 401, as their holder may ask again and again.
+local GUESS = { wrong = true, unknown = true }
+
+-- A key record's refusal: wrong secret or unknown id (spends the budgets; 429 past them), a
+-- stale secret, or the right secret of an expired client.
 local function refuse_by_record(verdict, id)
-  local wait = budget.exhausted(id)
-  if wait then
-    return too_many(wait)
+  if GUESS[verdict] then
+    local wait = budget.exhausted(id)
+    if wait then
+      return too_many(wait, verdict ~= "unknown" and id or nil)
+    end
+    budget.spend(id, false)
   end
-  budget.spend(id, false)
   counts.key_refused = counts.key_refused + 1
   local headers = { ["WWW-Authenticate"] = challenge() }
   if verdict == "expired" then
-    budget.count_failure("API_CLIENT_EXPIRED", id)
+    budget.count_failure(answers.api_client_expired.code, id)
     return refuse(answers.api_client_expired, headers)
   end
   -- A guessed id is counted under no client, as the sidecar counts it.
-  budget.count_failure("INVALID_API_KEY", verdict == "wrong" and id or nil)
+  budget.count_failure(answers.invalid_api_key.code, verdict ~= "unknown" and id or nil)
   return refuse(answers.invalid_api_key, headers)
 end
 
@@ -256,7 +267,7 @@ local function check(admin)
   if not right_secret then
     local wait, spent = budget.exhausted(key_id)
     if wait and not (spent == "key" and budget.refill_slot(key_id)) then
-      return too_many(wait)
+      return too_many(wait, nil)
     end
   end
 
@@ -269,11 +280,11 @@ local function check(admin)
     return refuse(answers.auth_unavailable)
   end
   local status = res.status
-  local learnt = false
+  local learnt = nil
   if key_id and remember and (status == 401 or (status >= 200 and status < 300)) then
     local rec = keys.from_answer(res.header, key_id)
     if rec then
-      learnt = true
+      learnt = rec
       ngx.update_time()
       local lifetime = max_age_ms / 1000
       if rec.kind == "unknown" then
@@ -298,7 +309,11 @@ local function check(admin)
     return use(identity)
   end
   if status == 401 then
-    budget.spend(key_id, true)
+    -- A guess spends the budgets; the holder of a real (expired or rotated-out) secret does not.
+    local verdict = key_id and secret and learnt and keys.verdict(learnt, sha256.digest(secret), ngx.now())
+    if not verdict or GUESS[verdict] then
+      budget.spend(key_id, true)
+    end
     return relay_refusal(res)
   end
   if status == 403 then

@@ -82,15 +82,23 @@ function M.decode(value, row)
 end
 
 -- Pure: what a secret whose SHA-256 is `digest` gets from `rec` at Unix time `now`: "pass",
--- "expired" (the right secret of an expired client), "wrong" or "unknown". As the sidecar
--- decides: a wrong secret is "wrong" whatever the client's state, so a guess learns nothing.
+-- "expired" (the right secret of an expired client), "stale" (a rotated-out secret past its
+-- grace), "wrong" or "unknown". The caller hears what the sidecar would say: a stale secret is
+-- INVALID_API_KEY, and any secret but the current one is refused whatever the client's state,
+-- so a guess learns nothing. "expired" and "stale" come from someone who held a real secret:
+-- they spend no failure budget.
 function M.verdict(rec, digest, now)
   if rec.kind == "unknown" then
     return "unknown"
   end
-  local right = (rec.hash ~= nil and digest == rec.hash)
-    or (rec.previous_hash ~= nil and digest == rec.previous_hash
-      and rec.previous_until ~= nil and now < rec.previous_until)
+  local right = rec.hash ~= nil and digest == rec.hash
+  if not right and rec.previous_hash ~= nil and digest == rec.previous_hash then
+    if rec.previous_until ~= nil and now < rec.previous_until then
+      right = true
+    else
+      return "stale"
+    end
+  end
   if not right then
     return "wrong"
   end
@@ -138,9 +146,13 @@ function M.from_answer(header, key_id)
       return nil
     end
   end
-  for _, field in ipairs({ "hash_hex", "previous_hash_hex" }) do
-    if rec[field] ~= nil and not sha256.from_hex(rec[field]) then
-      return nil
+  -- Raw as well as hex: the answer's own verdict is read from it before it is stored.
+  for raw, hex in pairs({ hash = "hash_hex", previous_hash = "previous_hash_hex" }) do
+    if rec[hex] ~= nil then
+      rec[raw] = sha256.from_hex(rec[hex])
+      if not rec[raw] then
+        return nil
+      end
     end
   end
   if (rec.previous_hash_hex == nil) ~= (rec.previous_until == nil) then
@@ -150,6 +162,8 @@ function M.from_answer(header, key_id)
       or (rec.is_admin ~= "true" and rec.is_admin ~= "false") then
     return nil
   end
+  rec.previous_until = tonumber(rec.previous_until)
+  rec.expires_at = tonumber(rec.expires_at)
   return rec
 end
 

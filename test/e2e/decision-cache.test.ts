@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -192,6 +193,12 @@ describe('the credential is never kept', () => {
     for (let i = 0; i < 5; i += 1) expect((await call(a, '/api', token)).status).toBe(200);
     const secret = token.split('.')[1] ?? '';
     expect(secret.length).toBeGreaterThan(30);
+    // Wrong secrets for the same id are decided from its key record: none of them is kept either.
+    const id = token.split('.')[0];
+    const wrongSecrets = ['W', 'X', 'Y'].map((c) => `${c.repeat(21)}${secret.slice(21)}`);
+    for (const wrong of wrongSecrets) {
+      expect((await call(a, '/api', `${id}.${wrong}`)).status).toBe(401);
+    }
 
     // Disk: everything the gateway writes (config, logs, run, PostgreSQL data) and /dev/shm.
     const files = [...(await filesUnder(a.home)), ...(await filesUnder('/dev/shm'))];
@@ -220,6 +227,12 @@ describe('the credential is never kept', () => {
       expect(shared.includes(encodeURIComponent(name)), `decision in ${worker}`).toBe(true);
       expect(shared.includes(secret), `secret in ${worker}`).toBe(false);
       expect(shared.includes(`apk ${token}`), `header in ${worker}`).toBe(false);
+      // The key record is there, holding what PostgreSQL holds: the secret's SHA-256.
+      const stored = createHash('sha256').update(secret).digest('hex');
+      expect(shared.includes(stored), `key record in ${worker}`).toBe(true);
+      for (const wrong of wrongSecrets) {
+        expect(shared.includes(wrong), `wrong secret in ${worker}`).toBe(false);
+      }
     }
   }, 60_000);
 });

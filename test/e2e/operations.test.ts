@@ -141,9 +141,10 @@ describe('metrics and health', () => {
     expect(ready.json).toEqual({ status: 'ready' });
   });
 
-  test("decisions counted by the sidecar, cache hits and refusals by nginx's Lua code", async () => {
+  test("decisions counted by the sidecar, key-record hits and refusals by nginx's Lua code", async () => {
     const before = await scrapeUntil((t) => sample(t, 'gateway_nginx_up') === 1);
-    const hitsBefore = sample(before, 'gateway_nginx_decision_cache_hits_total');
+    // An API key seen before is decided from its key record (docs/decisions/20261125-miss-path.md).
+    const hitsBefore = sample(before, 'gateway_nginx_key_record_accepted_total');
     const refusedBefore = sample(before, 'gateway_nginx_refusals_total{status="401"}');
     const badKey = `${user.id}.${'x'.repeat(43)}`;
     // A fresh key for this test: its first request is a miss (the sidecar decides), the
@@ -160,7 +161,7 @@ describe('metrics and health', () => {
     expect((await call('/api', { headers: apk(badKey) })).status).toBe(401);
     const text = await scrapeUntil(
       (t) =>
-        sample(t, 'gateway_nginx_decision_cache_hits_total') >= hitsBefore + 4 &&
+        sample(t, 'gateway_nginx_key_record_accepted_total') >= hitsBefore + 4 &&
         sample(t, 'gateway_nginx_refusals_total{status="401"}') >= refusedBefore + 1,
     );
     expect(

@@ -6,6 +6,9 @@ local metrics = require("gateway.metrics")
 local request_check = require("gateway.request_check")
 local sidecar = require("gateway.sidecar_client")
 local sha256 = require("gateway.sha256")
+local access = require("gateway.access")
+local budget = require("gateway.budget")
+local keys = require("gateway.keys")
 
 local function hex(raw)
   return (raw:gsub(".", function(c)
@@ -115,6 +118,124 @@ case("sha256: from_hex takes 64 lower-case digits only", function()
   eq(sha256.from_hex(string.rep("AB", 32)), nil, "upper case")
   eq(sha256.from_hex("ab"), nil, "short")
   eq(sha256.from_hex(nil), nil, "absent")
+end)
+
+case("request_check: the PCRE screen agrees with the exact Lua rules on 20,000 random blocks", function()
+  -- Blocks built from the characters the rules turn on, so every rule fires often.
+  local alphabet = { "a", "Z", "9", "-", "!", ":", " ", "\t", "\r\n", "\n", "\1", "\127", "\0",
+    "(", "\"", "/", "\195\169" }
+  math.randomseed(7)
+  local found = {}
+  for _ = 1, 20000 do
+    local parts = {}
+    for i = 1, math.random(0, 24) do
+      parts[i] = alphabet[math.random(#alphabet)]
+    end
+    local raw = table.concat(parts) .. "\r\n\r\n"
+    local max = math.random(1, 6)
+    local want = request_check.classify(raw, max)
+    eq(request_check.raw_header_problem(raw, max), want, "block " .. string.format("%q", raw))
+    found[want or "none"] = true
+  end
+  for _, kind in ipairs({ "none", "control", "line", "many" }) do
+    eq(found[kind], true, "some block was " .. kind)
+  end
+end)
+
+local SECRET = string.rep("Ab0_-", 8) .. "xyz" -- 43 characters
+
+case("access: parse_api_key takes only the issued shape of a key", function()
+  local id, secret = access.parse_api_key("apk 12." .. SECRET)
+  eq(id, "12", "id")
+  eq(secret, SECRET, "secret")
+  eq((access.parse_api_key("APK  7." .. SECRET)), "7", "scheme in any case, several spaces")
+  eq(access.parse_api_key("apk 012." .. SECRET), nil, "leading zero")
+  eq(access.parse_api_key("apk " .. string.rep("9", 16) .. "." .. SECRET), nil, "16-digit id")
+  eq((access.parse_api_key("apk " .. string.rep("9", 15) .. "." .. SECRET)), string.rep("9", 15), "15 digits")
+  eq(access.parse_api_key("apk 1." .. SECRET:sub(2)), nil, "42 characters")
+  eq(access.parse_api_key("apk 1." .. SECRET .. "x"), nil, "44 characters")
+  eq(access.parse_api_key("apk 1." .. SECRET .. "\n"), nil, "a line feed after it")
+  eq(access.parse_api_key("apk 1." .. SECRET:sub(2) .. "="), nil, "not base64url")
+  eq(access.parse_api_key("apkx 1." .. SECRET), nil, "another scheme")
+  eq(access.parse_api_key("Bearer 1." .. SECRET), nil, "bearer")
+end)
+
+local function record(overrides)
+  local rec = { kind = "known", is_admin = "false", client_id = "12", client_name = "Ada%20L",
+    hash_hex = string.rep("ab", 32) }
+  for k, v in pairs(overrides or {}) do
+    rec[k] = v
+  end
+  return rec
+end
+
+case("keys: encode then decode gives back the record, hashes as raw bytes", function()
+  local created, back = keys.decode(keys.encode(1700000000.5, record({
+    previous_hash_hex = string.rep("cd", 32), previous_until = "1700000100.250", expires_at = "1800000000",
+  })), "12")
+  eq(created, 1700000000.5, "created")
+  eq(back.kind, "known", "kind")
+  eq(back.hash, string.rep("\171", 32), "hash")
+  eq(back.previous_hash, string.rep("\205", 32), "previous hash")
+  eq(back.previous_until, 1700000100.25, "previous until")
+  eq(back.expires_at, 1800000000, "expires at")
+  eq(back.identity.row, "12", "row")
+  eq(back.identity.client_name, "Ada%20L", "name")
+  eq(back.identity.method, "apk", "method")
+  local _, unknown = keys.decode(keys.encode(1, { kind = "unknown" }), "5")
+  eq(unknown.kind, "unknown", "unknown")
+  eq(keys.decode("garbage", "1"), nil, "damaged")
+  eq(keys.encode(1, record({ client_name = "a\tb" })), nil, "a tab cannot be stored")
+end)
+
+case("keys: the verdict of a secret's digest, as the sidecar decides", function()
+  local right, old, wrong = sha256.digest("right"), sha256.digest("old"), sha256.digest("wrong")
+  local rec = { kind = "known", hash = right, previous_hash = old, previous_until = 100 }
+  eq(keys.verdict(rec, right, 50), "pass", "current")
+  eq(keys.verdict(rec, old, 99.9), "pass", "previous during its grace")
+  eq(keys.verdict(rec, old, 100), "stale", "previous at its grace end: stale, not a guess")
+  eq(keys.verdict(rec, wrong, 50), "wrong", "wrong")
+  rec.expires_at = 60
+  eq(keys.verdict(rec, right, 59), "pass", "before expiry")
+  eq(keys.verdict(rec, right, 60), "expired", "right secret at expiry")
+  eq(keys.verdict(rec, wrong, 60), "wrong", "a wrong secret learns nothing of the expiry")
+  eq(keys.verdict({ kind = "known" }, right, 1), "wrong", "a client without a key")
+  eq(keys.verdict({ kind = "unknown" }, right, 1), "unknown", "no such id")
+end)
+
+case("keys: from_answer keeps only a well-formed record about the id asked for", function()
+  local h = {
+    ["x-gateway-key-record"] = "known", ["x-gateway-client-row"] = "12", ["x-client-id"] = "12",
+    ["x-client-name"] = "Ada", ["x-client-is-admin"] = "false", ["x-gateway-key-hash"] = string.rep("ab", 32),
+  }
+  eq(keys.from_answer(h, "12").hash_hex, string.rep("ab", 32), "kept")
+  eq(keys.from_answer(h, "13"), nil, "about another id")
+  h["x-gateway-key-hash"] = "nothex"
+  eq(keys.from_answer(h, "12"), nil, "bad hash")
+  h["x-gateway-key-hash"] = nil
+  eq(keys.from_answer(h, "12").kind, "known", "no key at all")
+  h["x-gateway-previous-key-hash"] = string.rep("cd", 32)
+  eq(keys.from_answer(h, "12"), nil, "a previous hash without its grace end")
+  h["x-gateway-previous-key-until"] = "17x"
+  eq(keys.from_answer(h, "12"), nil, "a grace end that is no number")
+  h["x-gateway-previous-key-until"] = "1700000000.5"
+  eq(keys.from_answer(h, "12").previous_until, 1700000000.5, "with its grace end")
+  eq(keys.from_answer(h, "12").previous_hash, string.rep("\205", 32), "raw as well as hex")
+  h["x-client-is-admin"] = "yes"
+  eq(keys.from_answer(h, "12"), nil, "bad admin flag")
+  eq(keys.from_answer({ ["x-gateway-key-record"] = "unknown", ["x-gateway-client-row"] = "9" }, "9").kind,
+    "unknown", "unknown id")
+  eq(keys.from_answer({ ["x-gateway-client-row"] = "9" }, "9"), nil, "no record at all")
+end)
+
+case("budget: the setting is three numbers", function()
+  local b = budget.parse("20 200 60")
+  eq(b.per_key, 20, "per key")
+  eq(b.per_address, 200, "per address")
+  eq(b.window, 60, "window")
+  eq(budget.parse("20 200 0"), nil, "no window")
+  eq(budget.parse("20 200"), nil, "two numbers")
+  eq(budget.parse(nil), nil, "absent")
 end)
 
 case("request_check: control bytes in any header value are found", function()

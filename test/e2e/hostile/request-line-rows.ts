@@ -57,6 +57,20 @@ export const REQUEST_LINE_ROWS: Row[] = [
     'HTTP_VERSION_NOT_SUPPORTED',
     keyed('GET', '/api', { version: 'HTTP/2.0' }),
   ),
+  // nginx parses these as HTTP/1.x with a minor version it has no name for: the access code
+  // must refuse them in the one shape (it once compared a nil version: 500 INTERNAL).
+  row(
+    'version HTTP/1.2',
+    505,
+    'HTTP_VERSION_NOT_SUPPORTED',
+    keyed('GET', '/api', { version: 'HTTP/1.2' }),
+  ),
+  row(
+    'version HTTP/1.9 of a management path',
+    505,
+    'HTTP_VERSION_NOT_SUPPORTED',
+    keyed('GET', CLIENTS, { version: 'HTTP/1.9' }),
+  ),
   row(
     'version HTTP/1000.0',
     505,

@@ -65,7 +65,14 @@ describe('/auth with API keys', () => {
     expect(res.headers['www-authenticate']).toBe('apk');
     expect(res.headers['content-type']).toBe('application/json');
     expect(res.json).toEqual({ errors: [{ code, message: expect.any(String) }] });
-    expect(res.headers['x-client-id']).toBeUndefined();
+    // Who the id belongs to goes to nginx with the key record (for a key of an existing
+    // client only); nginx never relays it to the caller.
+    expect(res.headers['x-client-id']).toBe(
+      res.headers['x-gateway-key-record'] === 'known' ? String(user.id) : undefined,
+    );
+    expect(res.headers['x-gateway-key-record']).toBe(
+      { 'wrong secret': 'known', unknown: 'unknown' }[_what],
+    );
   });
 
   test('a deleted key is refused', async () => {

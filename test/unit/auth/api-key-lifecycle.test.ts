@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { ApiKeyVerifier } from '../../../sidecar/auth/api-key-verifier.js';
 import { validUntil } from '../../../sidecar/auth/decision.js';
+import { hashSecret } from '../../../sidecar/keys/api-key.js';
 import { directoryOf, row } from '../support/clients.js';
 
 const NOW = 1_800_000_000_000;
@@ -23,6 +24,8 @@ describe('API keys: expiry and rotation', () => {
       message: 'The API client has expired.',
       scheme: 'apk',
       clientRow: 1,
+      // nginx keeps the expiry and refuses the right secret from then on by itself.
+      keyRecord: expect.objectContaining({ kind: 'known', id: 1, expiresAt: NOW / 1000 }),
     });
     // A wrong secret says nothing about expiry.
     expect(await expired.verify(`1.${OLD}`)).toMatchObject({ code: 'INVALID_API_KEY' });
@@ -37,6 +40,10 @@ describe('API keys: expiry and rotation', () => {
     // Any other secret is still refused during the grace period.
     expect(await verifier(options).verify(`1.${'W'.repeat(43)}`)).toMatchObject({
       code: 'INVALID_API_KEY',
+    });
+    // nginx is told the previous secret's hash and its grace end, to the millisecond.
+    expect((await verifier(options).verify(`1.${OLD}`)).keyRecord).toMatchObject({
+      previous: { hash: hashSecret(OLD), until: (NOW + 60_000) / 1000 },
     });
     // A grace period without a previous secret accepts nothing either.
     const noPrevious = { secret: NEW, previousKeyExpiresAt: at(NOW + 60_000) };

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ApiKeyVerifier } from '../../../sidecar/auth/api-key-verifier.js';
 import { createAuthHandler } from '../../../sidecar/auth/auth-route.js';
@@ -108,7 +109,7 @@ describe('/auth', () => {
     expect(res.headers['x-gateway-valid-until']).toBeUndefined();
   });
 
-  test('a refusal: 401 JSON and a challenge, nothing nginx would keep', async () => {
+  test('a refusal: 401 JSON and a challenge, and the key record nginx decides the next ones by', async () => {
     const res = await ask(ok.url, { Authorization: `apk 1.${ADMIN}` });
     expect(res.status).toBe(401);
     const body = { errors: [{ code: 'INVALID_API_KEY', message: 'The API key is not valid.' }] };
@@ -120,7 +121,34 @@ describe('/auth', () => {
       'content-type': 'application/json',
       'cache-control': 'no-store',
     });
+    // Never a secret: the SHA-256 PostgreSQL holds, and who the id belongs to.
+    expect(res.headers).toMatchObject({
+      'x-gateway-key-record': 'known',
+      'x-gateway-client-row': '1',
+      'x-gateway-key-hash': createHash('sha256').update(SECRET).digest('hex'),
+      'x-client-id': '1',
+      'x-client-name': 'Zo%C3%AB%20%2F%20ops',
+      'x-client-is-admin': 'false',
+    });
+    expect(JSON.stringify(res.headers)).not.toContain(ADMIN);
+    expect(JSON.stringify(res.headers)).not.toContain(SECRET);
+    expect(res.headers['x-gateway-previous-key-hash']).toBeUndefined();
+    expect(res.headers['x-gateway-expires-at']).toBeUndefined();
+  });
+
+  test('an id no client has: 401, remembered by nginx as unknown', async () => {
+    const res = await ask(ok.url, { Authorization: `apk 99.${SECRET}` });
+    expect(res.status).toBe(401);
+    expect(res.headers['x-gateway-key-record']).toBe('unknown');
+    expect(res.headers['x-gateway-client-row']).toBe('99');
     expect(res.headers['x-client-id']).toBeUndefined();
+    expect(res.headers['x-gateway-key-hash']).toBeUndefined();
+  });
+
+  test('a malformed key: no record at all', async () => {
+    const res = await ask(ok.url, { Authorization: 'apk 1.short' });
+    expect(res.status).toBe(401);
+    expect(res.headers['x-gateway-key-record']).toBeUndefined();
     expect(res.headers['x-gateway-client-row']).toBeUndefined();
   });
 

@@ -2,8 +2,9 @@ import { describe, expect, test } from 'vitest';
 import { ApiKeyVerifier } from '../../../sidecar/auth/api-key-verifier.js';
 import { Authenticator, challengeFor } from '../../../sidecar/auth/authenticator.js';
 import type { BearerVerifier } from '../../../sidecar/auth/bearer-verifier.js';
-import { type AuthFailure, refuse } from '../../../sidecar/auth/decision.js';
+import { type AuthDecision, type AuthFailure, refuse } from '../../../sidecar/auth/decision.js';
 import { type MethodToggles, readToggles } from '../../../sidecar/auth/method-toggles.js';
+import { hashSecret } from '../../../sidecar/keys/api-key.js';
 import { directoryOf, row } from '../support/clients.js';
 
 const SECRET = 's'.repeat(43);
@@ -37,16 +38,32 @@ const toggles = (apiKeys: boolean, oidc: boolean): MethodToggles => ({
   oidc,
 });
 const header = (value: string) => ['Authorization', value];
+/** The decision without its key record (checked on its own where it matters). */
+function withoutRecord(decision: AuthDecision): AuthDecision {
+  const { keyRecord: _, ...rest } = decision;
+  return rest;
+}
 
 describe('Authenticator', () => {
-  test('a valid API key gives the client identity', async () => {
+  test('a valid API key gives the client identity, and the key record nginx may keep', async () => {
     const auth = new Authenticator(new ApiKeyVerifier(clients), null);
+    const one = { id: 1, clientId: '1', clientName: 'one', isAdmin: false };
     expect(await auth.authenticate(header(`apk 1.${SECRET}`), toggles(true, false))).toEqual({
       ok: true,
       method: 'apk',
-      identity: { id: 1, clientId: '1', clientName: 'one', isAdmin: false },
+      identity: one,
+      keyRecord: {
+        kind: 'known',
+        id: 1,
+        identity: one,
+        keyHash: hashSecret(SECRET),
+        previous: null,
+        expiresAt: null,
+      },
     });
-    expect(await auth.authenticate(header(`apk 2.${ADMIN_SECRET}`), toggles(true, true))).toEqual({
+    expect(
+      withoutRecord(await auth.authenticate(header(`apk 2.${ADMIN_SECRET}`), toggles(true, true))),
+    ).toEqual({
       ok: true,
       method: 'apk',
       identity: { id: 2, clientId: '2', clientName: 'admin', isAdmin: true },
@@ -60,13 +77,18 @@ describe('Authenticator', () => {
     ['a client without a key', `apk 3.${SECRET}`, { clientRow: 3 }],
   ])('%s: INVALID_API_KEY', async (_what, value, named) => {
     const auth = new Authenticator(new ApiKeyVerifier(clients), null);
-    expect(await auth.authenticate(header(value), toggles(true, false))).toEqual({
+    const decision = await auth.authenticate(header(value), toggles(true, false));
+    expect(withoutRecord(decision)).toEqual({
       ok: false,
       code: 'INVALID_API_KEY',
       message: 'The API key is not valid.',
       scheme: 'apk',
       ...named,
     });
+    // The record of the id asked about goes with the refusal: nginx answers the next ones.
+    expect(decision.keyRecord).toMatchObject(
+      'clientRow' in named ? { kind: 'known', id: named.clientRow } : { kind: 'unknown', id: 9 },
+    );
   });
 
   test('a malformed key: MALFORMED_CREDENTIALS with the reason', async () => {
