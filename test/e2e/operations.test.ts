@@ -146,7 +146,8 @@ describe('metrics and health', () => {
     // An API key seen before is decided from its key record (docs/decisions/20261125-miss-path.md).
     const hitsBefore = sample(before, 'gateway_nginx_key_record_accepted_total');
     const refusedBefore = sample(before, 'gateway_nginx_refusals_total{status="401"}');
-    const badKey = `${user.id}.${'x'.repeat(43)}`;
+    // An id never presented before: no key record, so the sidecar decides (and counts) it.
+    const badKey = `${900_000_000 + Math.floor(Math.random() * 1_000_000)}.${'x'.repeat(43)}`;
     // A fresh key for this test: its first request is a miss (the sidecar decides), the
     // next ones are hits.
     const fresh = await createClient(
