@@ -72,6 +72,7 @@ describe('hostile HTTP/1.x requests over raw TLS', () => {
     });
     expect(answer.status).not.toBe(500);
     expect(answer.headers['content-type']).toMatch(/^application\/json(;|$)/);
+    if (row.headers) expect(answer.headers).toMatchObject(row.headers);
     expectErrorShape(answer.body, row.code);
   });
 });
