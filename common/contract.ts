@@ -132,8 +132,9 @@ export const NGINX_NAMES = {
   /** Prefix of the internal locations that answer nginx's own errors as JSON. */
   errorLocationPrefix: '/_gateway/errors/',
   /**
-   * Paths of the public server that never reach the app: the gateway's own prefix, and the
-   * names its auth locations had before they moved to the control socket.
+   * Paths of the public server that never reach the app: the gateway's own prefix (holding
+   * the error locations), and the names its auth locations had before they moved to the
+   * control socket. Asked from outside: authenticated, then the JSON 404.
    */
   reservedPaths: [
     { match: '^~', path: '/_gateway/' },

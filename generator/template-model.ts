@@ -50,13 +50,16 @@ export interface DefaultConfModel {
   /** `error_page <nginxStatus> <path>` and the internal location answering it. */
   errorPages: Array<{ nginxStatus: number; status: number; path: string; body: string }>;
   notFoundBody: string;
-  /** Paths of the public server that are `internal`: a caller gets the JSON 404. */
+  /** Paths of the public server that never reach the app: authenticated, then the JSON 404. */
   reservedPaths: string[];
   /** The control socket's location where the sidecar collects nginx's own refusal counts. */
   failuresPath: string;
+  /** Where an error location asked from outside is sent: the reserved prefix it lives under. */
+  errorPageFromOutside: string;
   /** On the control socket: nginx proxies the Lua code's questions to the sidecar. */
   auth: LocationModel & { path: string; readTimeout: string };
-  management: LocationModel & { path: string };
+  /** `bare`: the prefix without its slash, where nothing lives (admin, then the JSON 404). */
+  management: LocationModel & { path: string; bare: string };
   app: LocationModel & { readTimeout: string };
   console: ConsoleModel;
 }
@@ -229,12 +232,12 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
     notFoundBody: jsonLiteral(
       JSON.parse(answerBody(NGINX_ERROR_PAGES.find((p) => p.nginxStatus === 404)!)),
     ),
-    reservedPaths: [
-      ...NGINX_NAMES.reservedPaths.map(({ match, path }) => `${match} ${path}`),
-      // Without it nginx answers the management prefix without its slash itself, with a 301
-      // and an HTML body (a proxied prefix location redirects); nothing lives there: JSON 404.
-      `= ${MANAGEMENT_PATH.slice(0, -1)}`,
-    ],
+    reservedPaths: NGINX_NAMES.reservedPaths.map(({ match, path }) => `${match} ${path}`),
+    // The reserved prefix the error locations live under (the template-model test holds them
+    // together: an error location outside every reserved prefix could be asked unauthenticated).
+    errorPageFromOutside: NGINX_NAMES.reservedPaths.find(({ path }) =>
+      NGINX_NAMES.errorLocationPrefix.startsWith(path),
+    )!.path,
     console: consoleModel(settings, serverHeaders),
     auth: {
       path: CONTROL.auth,
@@ -245,6 +248,9 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
     },
     management: {
       path: MANAGEMENT_PATH,
+      // Without it nginx answers the management prefix without its slash itself, with a 301
+      // and an HTML body (a proxied prefix location redirects).
+      bare: MANAGEMENT_PATH.slice(0, -1),
       proxyPass: `http://${SIDECAR_UPSTREAM}`,
       headers: [
         ...KEEPALIVE_HEADERS,

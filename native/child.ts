@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, type WriteStream } from 'node:fs';
+import type { WriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
+import { appendToLog } from './logs.js';
 
 export interface ChildOptions {
   name: string;
@@ -47,7 +48,7 @@ export class Child {
   private readonly flushed: Promise<void>;
 
   constructor(private readonly options: ChildOptions) {
-    this.log = createWriteStream(options.logFile, { flags: 'a' });
+    this.log = appendToLog(options.logFile);
     this.process = spawn(options.command, options.args, {
       env: options.env,
       stdio: ['ignore', 'pipe', 'pipe'],

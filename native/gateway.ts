@@ -14,6 +14,7 @@ import {
 import { parseMetricsListen } from '../sidecar/config.js';
 import { Child } from './child.js';
 import type { GatewayHome } from './home.js';
+import { createLogFile } from './logs.js';
 import { locateNginx, waitForHttps } from './nginx.js';
 import { prepareDatabase } from './postgres.js';
 import { nginxWorkerAccount, openDirTo, openSocketTo } from './privileges.js';
@@ -75,12 +76,16 @@ export async function startNativeGateway({
     },
   });
   const worker = await nginxWorkerAccount();
+  const errorLog = join(home.logs, 'nginx-error.log');
+  const accessLog = join(home.logs, 'nginx-access.log');
+  // Before nginx first opens them (its check included), or it makes them readable by all.
+  for (const log of [errorLog, accessLog]) await createLogFile(log);
   const proxy = await prepareProxy({
     configDir: home.config,
     settings,
     runtimeDir: join(home.run, 'nginx'),
-    errorLog: join(home.logs, 'nginx-error.log'),
-    accessLog: join(home.logs, 'nginx-access.log'),
+    errorLog,
+    accessLog,
     ...(worker ? { user: worker.user } : {}),
     nginx,
     ...(env.GATEWAY_HTTPS_PORT ? { expectedHttpsPort: Number(env.GATEWAY_HTTPS_PORT) } : {}),

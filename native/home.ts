@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { lstat, mkdir, realpath, symlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { prepareLogDir } from './logs.js';
 import { traversableByOthers } from './privileges.js';
 
 /** Everything the native gateway keeps, under one directory (`GATEWAY_HOME`). */
@@ -39,14 +40,16 @@ export function gatewayHome(dir: string): GatewayHome {
 }
 
 /**
- * Creates the directories; `run/` is owner-only because it holds the upstream sockets. As
+ * Creates the directories; `run/` is owner-only because it holds the upstream sockets, and
+ * `logs/` because the sidecar's log holds the bootstrap key. As
  * root, nginx's unprivileged workers must reach those sockets: when the home lies where they
  * cannot pass (a checkout in /root, say), `run/` is a link to /run/gateway-native/<hash of the
  * home>, and the returned home names the real path (the one rendered into default.conf).
  */
 export async function prepareHome(home: GatewayHome): Promise<GatewayHome> {
   await mkdir(home.root, { recursive: true });
-  for (const dir of [home.config, home.logs]) await mkdir(dir, { recursive: true });
+  await mkdir(home.config, { recursive: true });
+  await prepareLogDir(home.logs);
   let run = home.run;
   const link = await lstat(run).catch(() => null);
   if (link?.isSymbolicLink()) {

@@ -20,6 +20,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { Child } from './child.js';
+import { LOG_FILE_MODE } from './logs.js';
 import { freePort } from './ports.js';
 import { type Account, accountOf, traversableByOthers } from './privileges.js';
 import { isAlive } from './process-alive.js';
@@ -164,7 +165,7 @@ async function initdb(
       ],
       { ...(account ? { uid: account.uid, gid: account.gid } : {}), env: { LC_MESSAGES: 'C' } },
     );
-    await appendFile(logFile, `${stdout}${stderr}`);
+    await appendFile(logFile, `${stdout}${stderr}`, { mode: LOG_FILE_MODE });
   } catch (err) {
     const e = err as Error & { stderr?: string };
     throw new Error(`initdb failed: ${e.stderr?.trim() || e.message}`);

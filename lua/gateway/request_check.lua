@@ -29,7 +29,13 @@ end
 -- either way, so the caller would get an answer to a request it did not send.
 local CONTROL_IN_BLOCK = "[%z\1-\8\11\12\14-\31\127]" -- CR and LF end lines; tab is allowed
 local TOKEN = "[%w!#$%%&'*+%-.^_`|~]"
-local NOT_TOKEN_AT_LINE_START = "\n[^%w!#$%%&'*+%-.^_`|~\r\n]"
+-- nginx ends a value at its trailing whitespace with a NUL, which raw_header turns back into a
+-- line feed: "Authorization: Bearer   " reads "Authorization: Bearer\n  \r\n". So a line of
+-- whitespace alone is that, not the caller's; a line of whitespace then text is a folded line
+-- (nginx refuses those itself, so this only backs it up).
+local NOT_TOKEN_AT_LINE_START = "\n[^%w!#$%%&'*+%-.^_`|~\r\n \t]"
+local WHITESPACE_THEN_TEXT = "\n[ \t]+[^ \t\r\n]"
+local TOKEN_AT_LINE_START = "\n" .. TOKEN
 local TOKEN_THEN_NOT_COLON = TOKEN .. "+[^%w!#$%%&'*+%-.^_`|~:]"
 local FIRST_LINE_WITHOUT_COLON = "^" .. TOKEN_THEN_NOT_COLON
 local LATER_LINE_WITHOUT_COLON = "\n" .. TOKEN_THEN_NOT_COLON
@@ -47,7 +53,7 @@ local function classify(raw, max)
   if first ~= "" and first ~= "\r" and first ~= "\n" and not first:find(TOKEN) then
     return "line"
   end
-  if raw:find(NOT_TOKEN_AT_LINE_START) then
+  if raw:find(NOT_TOKEN_AT_LINE_START) or raw:find(WHITESPACE_THEN_TEXT) then
     return "line"
   end
   -- Every line's token run must end in its colon.
@@ -62,7 +68,7 @@ local function classify(raw, max)
     end
     lines = lines + 1
     if lines > max + 1 then
-      return "many"
+      return M.header_lines(raw) > max and "many" or nil
     end
     at = at + 1
   end
@@ -94,10 +100,17 @@ function M.raw_header_problem(raw, max)
     end
     lines = lines + 1
     if lines > max + 1 then
-      return "many"
+      return M.header_lines(raw) > max and "many" or nil
     end
     at = at + 1
   end
+end
+
+-- Pure: the header lines of a raw block, not counting the whitespace-only lines raw_header
+-- makes of trailing whitespace (only asked when the quick count of line feeds is over).
+function M.header_lines(raw)
+  local _, later = raw:gsub(TOKEN_AT_LINE_START, "")
+  return later + (raw:find("^" .. TOKEN) and 1 or 0)
 end
 
 -- Pure: a set from a list.

@@ -12,7 +12,9 @@ export interface AuditQuery {
   action: AuditAction | null;
   actorId: number | null;
   targetId: number | null;
+  /** Events listed at or after this whole millisecond. */
   since: Date | null;
+  /** Events listed at or before this whole millisecond. */
   until: Date | null;
 }
 
@@ -47,8 +49,14 @@ export const auditQuerySchema = z.strictObject({
   action: z.enum(AUDIT_ACTIONS).optional().meta({ description: 'Only events of this action.' }),
   actor: clientId.meta({ description: 'Only events done by this API client (its id).' }),
   target: clientId.meta({ description: 'Only events about this API client (its id).' }),
-  since: time.meta({ description: 'Only events at or after this RFC 3339 time.' }),
-  until: time.meta({ description: 'Only events at or before this RFC 3339 time.' }),
+  since: time.meta({
+    description:
+      'Only events at or after this RFC 3339 time, to the millisecond events are listed in.',
+  }),
+  until: time.meta({
+    description:
+      'Only events at or before this RFC 3339 time, to the millisecond events are listed in.',
+  }),
 });
 
 /** The failure counts' query parameters. */
@@ -81,10 +89,21 @@ export function parseAuditQuery(query: Record<string, unknown>): Validated<Audit
       action: v.action ?? null,
       actorId: v.actor ?? null,
       targetId: v.target ?? null,
-      since: v.since !== undefined ? new Date(v.since) : null,
-      until: v.until !== undefined ? new Date(v.until) : null,
+      since: v.since !== undefined ? listedBound(v.since, 'up') : null,
+      until: v.until !== undefined ? listedBound(v.until, 'down') : null,
     },
   };
+}
+
+/**
+ * A time bound as a listed time can meet it: events are listed in whole milliseconds, so
+ * digits past them round `since` up (a time listed before the bound is not at or after it)
+ * and `until` down (`Date` drops them).
+ */
+function listedBound(time: string, round: 'up' | 'down'): Date {
+  const date = new Date(time);
+  const finer = /\.\d{3}\d*[1-9]/.test(time);
+  return round === 'up' && finer ? new Date(date.getTime() + 1) : date;
 }
 
 /** `limit` (1..1000, default 100) and `cursor`. */

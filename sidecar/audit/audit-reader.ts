@@ -42,8 +42,11 @@ export async function readAuditEvents(
   if (q.action !== null) add('action = ?', q.action);
   if (q.actorId !== null) add('actor_id = ?', q.actorId);
   if (q.targetId !== null) add('target_id = ?', q.targetId);
+  // The column keeps microseconds, the listing whole milliseconds: an event listed at `until`
+  // may be up to 999 µs past it, so "at or before" is "before the next millisecond" (a plain
+  // range still, which the time index serves). `since` is a whole millisecond: >= is exact.
   if (q.since !== null) add('time >= ?', q.since);
-  if (q.until !== null) add('time <= ?', q.until);
+  if (q.until !== null) add('time < ?', new Date(q.until.getTime() + 1));
   values.push(q.limit + 1);
   const { rows } = await db.query<AuditRow>(
     `SELECT id, time, action, outcome, actor_id, actor_name, actor_auth_method, target_id,

@@ -21,9 +21,7 @@ export function auditRouter(db: Queryable): Router {
     const page = await readAuditEvents(db, query.value);
     const next =
       page.more && page.lastId !== null ? encodePosition(AUDIT_CURSOR, [page.lastId]) : null;
-    res
-      .set('Cache-Control', 'no-store')
-      .json({ items: page.items, response_metadata: { next_cursor: next } });
+    res.json({ items: page.items, response_metadata: { next_cursor: next } });
   });
 
   mount(router, OPS.failures, async (req, res) => {
@@ -31,9 +29,7 @@ export function auditRouter(db: Queryable): Router {
     if (!query.ok) throw new ValidationError(query.errors);
     const page = await readAuthFailures(db, query.value);
     const next = page.more && page.last ? encodePosition(FAILURE_CURSOR, page.last) : null;
-    res
-      .set('Cache-Control', 'no-store')
-      .json({ items: page.items, response_metadata: { next_cursor: next } });
+    res.json({ items: page.items, response_metadata: { next_cursor: next } });
   });
 
   closePaths(router, Object.values(OPS));

@@ -36,8 +36,10 @@ export class Authenticator {
       return await this.apiKeys.verify(credential.value);
     }
     if (!toggles.oidc) {
+      // Still a refused token, so it says why in X-jwt-error too.
       return refuse('METHOD_DISABLED', 'Bearer tokens are disabled on this gateway.', {
         scheme: 'bearer',
+        jwtError: 'bearer tokens are disabled',
       });
     }
     if (!this.bearer) {

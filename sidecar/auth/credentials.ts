@@ -24,6 +24,23 @@ const SCHEMES = new Map<string, AuthScheme>([
   ['bearer', 'bearer'],
 ]);
 
+/** "Bearer" (any case) alone or before whitespace: the caller meant a token, whatever follows. */
+const BEARER_ATTEMPT = /^bearer(?:\s|$)/i;
+
+/**
+ * A bearer attempt without one clean token. It names its scheme so the refusal carries
+ * `X-jwt-error` like every other refused token (spec 5.3.6); nginx trims trailing spaces, so
+ * "Bearer " arrives as "Bearer".
+ */
+function malformedBearer(header: string): AuthFailure {
+  const missing = header.slice(6).trim() === '';
+  return refuse(
+    'MALFORMED_CREDENTIALS',
+    'The Authorization header must be "Bearer <token>", one token without whitespace.',
+    { scheme: 'bearer', jwtError: missing ? 'missing token' : 'malformed Authorization header' },
+  );
+}
+
 /**
  * Splits `Authorization: <scheme> <value>`. The scheme is matched case-insensitively
  * (RFC 9110 §11.1); the value must be one token without whitespace.
@@ -41,6 +58,7 @@ export function parseCredential(values: string[]): Credential {
   const header = values[0]!;
   const match = /^([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*) +(\S+)$/.exec(header);
   if (!match) {
+    if (BEARER_ATTEMPT.test(header)) return malformedBearer(header);
     return refuse(
       'MALFORMED_CREDENTIALS',
       'The Authorization header must be "<scheme> <credential>" (for example "apk <id>.<secret>").',

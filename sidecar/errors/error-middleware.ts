@@ -34,7 +34,6 @@ export function errorMiddleware(log: Logger) {
       res.destroy();
       return;
     }
-    res.setHeader('Cache-Control', 'no-store');
     const where = { ...requestIdFields(req.headers), method: req.method, path: req.path };
     const clientFault = isClientFault(err);
     // The database went away during the route's own work (after the admin check passed):

@@ -10,7 +10,6 @@ import { rotateApiClientSchema } from './rotate-input.js';
 export const API_CLIENTS_PATH = '/v1/management/api-clients';
 const ONE_CLIENT = `${API_CLIENTS_PATH}/{id}`;
 const TAG = 'API clients';
-const NO_STORE = { 'Cache-Control': 'no-store: the answer may hold a secret or a fresh change.' };
 
 const id = z.int().min(1).max(Number.MAX_SAFE_INTEGER);
 
@@ -52,7 +51,7 @@ export const API_CLIENT_OPERATIONS = {
     summary: 'Create an API client',
     body: createApiClientSchema,
     success: {
-      201: { description: 'Created.', schema: apiClientCreatedSchema, headers: NO_STORE },
+      201: { description: 'Created.', schema: apiClientCreatedSchema },
     },
     errors: [409],
   },
@@ -89,7 +88,7 @@ export const API_CLIENT_OPERATIONS = {
     params: clientIdParams,
     body: updateApiClientSchema,
     success: {
-      200: { description: 'The changed client.', schema: apiClientRecordSchema, headers: NO_STORE },
+      200: { description: 'The changed client.', schema: apiClientRecordSchema },
     },
     errors: [400, 404, 409],
   },
@@ -117,7 +116,7 @@ export const API_CLIENT_OPERATIONS = {
     params: clientIdParams,
     body: rotateApiClientSchema,
     success: {
-      200: { description: 'The new key.', schema: apiClientRotatedSchema, headers: NO_STORE },
+      200: { description: 'The new key.', schema: apiClientRotatedSchema },
     },
     errors: [400, 404, 409],
   },

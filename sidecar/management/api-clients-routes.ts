@@ -56,10 +56,7 @@ export function apiClientsRouter(parts: ManagementParts): Router {
     await invalidator.clients([id]);
     // DCT's SDKs read the id as api_client_entity_id; the seed's api_key_id stays beside it.
     const ids = { api_key_id: id, api_client_entity_id: id };
-    res
-      .status(201)
-      .set('Cache-Control', 'no-store')
-      .json(key ? { ...ids, token: formatApiKey(id, key.secret) } : ids);
+    res.status(201).json(key ? { ...ids, token: formatApiKey(id, key.secret) } : ids);
   });
 
   mount(router, OPS.list, async (req, res) => {
@@ -164,7 +161,7 @@ function describe(row: ApiClientRow): Record<string, unknown> {
 
 function sendUpdated(res: Response, outcome: UpdateOutcome, now: number): void {
   if (outcome.ok) {
-    res.set('Cache-Control', 'no-store').json(toRecord(outcome.row, now));
+    res.json(toRecord(outcome.row, now));
     return;
   }
   switch (outcome.conflict) {

@@ -11,6 +11,7 @@ import type { Clock } from '../oidc/settings.js';
 import type { DecisionInvalidator } from '../revocation/nginx-control.js';
 import type { SettingsRepository } from '../settings/settings.js';
 import { apiClientsRouter } from './api-clients-routes.js';
+import { noStore } from './no-store.js';
 import { openApiRouter } from './openapi/openapi-routes.js';
 import { requestLog } from './request-log.js';
 import { requireAdmin } from './require-admin.js';
@@ -37,6 +38,7 @@ export function createManagementApp(parts: ManagementParts): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.use(noStore);
   app.use(requestLog(parts.log));
   // Everything under /v1/management needs an admin, even paths that do not exist, and the
   // OpenAPI document too (decision 20261123-openapi-document).

@@ -59,14 +59,11 @@ export function rotateHandler({
         : new NoApiKeyError();
     }
     await invalidator.clients([id]);
-    res
-      .status(200)
-      .set('Cache-Control', 'no-store')
-      .json({
-        api_key_id: id,
-        api_client_entity_id: id,
-        token: formatApiKey(id, key.secret),
-        previous_key_expires_at: graceEndsAt?.toISOString() ?? null,
-      });
+    res.status(200).json({
+      api_key_id: id,
+      api_client_entity_id: id,
+      token: formatApiKey(id, key.secret),
+      previous_key_expires_at: graceEndsAt?.toISOString() ?? null,
+    });
   };
 }

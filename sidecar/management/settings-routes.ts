@@ -16,7 +16,7 @@ export function settingsRouter(settings: SettingsRepository): Router {
   const router = Router({ strict: false });
 
   mount(router, OPS.read, async (_req, res) => {
-    res.set('Cache-Control', 'no-store').json(toBody(await settings.read()));
+    res.json(toBody(await settings.read()));
   });
 
   mount(router, OPS.update, async (req, res) => {
@@ -35,7 +35,7 @@ export function settingsRouter(settings: SettingsRepository): Router {
         },
       }),
     );
-    res.set('Cache-Control', 'no-store').json(toBody(after));
+    res.json(toBody(after));
   });
 
   closePaths(router, Object.values(OPS));

@@ -52,7 +52,16 @@ export function gatewaySuite(start: () => Promise<Stack>): void {
 
   describe('authentication at the door', () => {
     test('no credential: 401 with the JSON error and WWW-Authenticate, never the app', async () => {
-      for (const path of ['/', '/api', WHOAMI, CLIENTS]) {
+      // The gateway's reserved paths too: where nothing lives is said only after authentication.
+      for (const path of [
+        '/',
+        '/api',
+        WHOAMI,
+        CLIENTS,
+        '/v1/management',
+        '/_auth',
+        '/_gateway/errors/404',
+      ]) {
         const res = await call(path);
         expect(res.status, path).toBe(401);
         expect(res.headers['www-authenticate']).toBe('apk');

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startNativeStack } from '../support/native-stack.js';
+import { apk } from '../support/sidecar.js';
 import type { Stack } from '../support/stack.js';
+import { callStack } from '../support/stack-http.js';
 import { ENCODING_ROWS } from './hostile/encoding-rows.js';
 import { h2 } from './hostile/h2.js';
 import { H2_ROWS } from './hostile/h2-rows.js';
@@ -72,6 +74,7 @@ describe('hostile HTTP/1.x requests over raw TLS', () => {
     });
     expect(answer.status).not.toBe(500);
     expect(answer.headers['content-type']).toMatch(/^application\/json(;|$)/);
+    if (row.headers) expect(answer.headers).toMatchObject(row.headers);
     expectErrorShape(answer.body, row.code);
   });
 });
@@ -98,6 +101,39 @@ describe('hostile HTTP/2 requests', () => {
       authorization: `apk ${stack.adminKey}`,
     });
     expect(answer).toEqual({ kind: 'reset', code: expect.stringMatching(/error code 11\b/) });
+  });
+});
+
+describe('reserved paths: authentication first, then the path', () => {
+  const RESERVED = ['/_auth', '/_auth_admin', '/_gateway/', '/_gateway/errors/404', '/_gateway/x'];
+
+  test('no credential: 401 everywhere; any valid key: the JSON 404; the bare management prefix wants an admin', async () => {
+    const created = await callStack(stack, CLIENTS, {
+      method: 'POST',
+      headers: apk(stack.adminKey),
+      json: { name: 'hostile-reserved-user', is_admin: false, generate_api_key: true },
+    });
+    expect(created.status, created.text).toBe(201);
+    const user = (created.json as { token: string }).token;
+    for (const path of [...RESERVED, '/v1/management']) {
+      const none = await callStack(stack, path);
+      expect(none.status, path).toBe(401);
+      expectErrorShape(none.text, 'MISSING_CREDENTIALS');
+      const admin = await callStack(stack, path, { headers: apk(stack.adminKey) });
+      expect(admin.status, path).toBe(404);
+      expectErrorShape(admin.text, 'NOT_FOUND');
+    }
+    // Twice: the second answer comes from a cached decision, and must not differ.
+    for (let i = 0; i < 2; i += 1) {
+      for (const path of RESERVED) {
+        const res = await callStack(stack, path, { headers: apk(user) });
+        expect(res.status, path).toBe(404);
+        expectErrorShape(res.text, 'NOT_FOUND');
+      }
+      const bare = await callStack(stack, '/v1/management', { headers: apk(user) });
+      expect(bare.status).toBe(403);
+      expectErrorShape(bare.text, 'FORBIDDEN');
+    }
   });
 });
 

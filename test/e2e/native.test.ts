@@ -1,5 +1,16 @@
 import { X509Certificate } from 'node:crypto';
-import { chmod, lstat, mkdir, mkdtemp, readFile, readlink, rm } from 'node:fs/promises';
+import {
+  chmod,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -55,6 +66,62 @@ describe('native gateway homes', () => {
       const target = await readlink(join(home, 'postgres')).catch(() => null);
       if (target) await rm(target, { recursive: true, force: true });
       await rm(outer, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  const mode = async (path: string) => (await stat(path)).mode & 0o777;
+  const LOGS = [
+    'app.log',
+    'nginx-access.log',
+    'nginx-error.log',
+    'nginx.log',
+    'postgres.log',
+    'sidecar.log',
+  ];
+
+  test("logs are the owner's alone (the bootstrap key is in one): folder 0700, files 0600", async () => {
+    const stack = await startNativeStack();
+    try {
+      const res = await http(`${stack.baseUrl}/api`, {
+        tls: { ...(await stack.tls()) },
+        connectTo: '127.0.0.1',
+      });
+      expect(res.status).toBe(401);
+      const logs = join(stack.home, 'logs');
+      expect(await mode(logs)).toBe(0o700);
+      const files = await readdir(logs);
+      expect(files).toEqual(expect.arrayContaining(LOGS));
+      for (const file of files) expect(await mode(join(logs, file)), file).toBe(0o600);
+      expect(await readFile(join(logs, 'sidecar.log'), 'utf8')).toContain(
+        'NEWLY GENERATED API KEY',
+      );
+      // A worker (www-data, as root) still logs the request through the master's descriptor.
+      await expect
+        .poll(() => readFile(join(logs, 'nginx-access.log'), 'utf8'))
+        .toContain(String(res.headers['x-request-id']));
+    } finally {
+      await stack.close();
+    }
+  }, 120_000);
+
+  test('the logs of a home from an earlier version are tightened at start', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'gw-e2e-'));
+    const logs = join(home, 'logs');
+    await mkdir(logs);
+    await chmod(logs, 0o755);
+    for (const file of ['sidecar.log', 'nginx-error.log']) {
+      await writeFile(join(logs, file), 'NEWLY GENERATED API KEY: an old one\n');
+      await chmod(join(logs, file), 0o644);
+    }
+    const stack = await startNativeStack({ home });
+    try {
+      expect(await mode(logs)).toBe(0o700);
+      for (const file of await readdir(logs))
+        expect(await mode(join(logs, file)), file).toBe(0o600);
+      expect(await readFile(join(logs, 'sidecar.log'), 'utf8')).toContain('an old one');
+    } finally {
+      await stack.close();
+      await rm(home, { recursive: true, force: true });
     }
   }, 120_000);
 

@@ -55,6 +55,10 @@ describe('parseCredential', () => {
           if (want === null) {
             expect(got.ok).toBe(false);
             if (!got.ok) expect(typeof got.message).toBe('string');
+            // A refused bearer attempt says why in X-jwt-error, however it is malformed.
+            if (values.length === 1 && /^bearer(\s|$)/i.test(values[0]!)) {
+              expect(got).toMatchObject({ scheme: 'bearer', jwtError: expect.any(String) });
+            }
           } else {
             expect(got).toEqual({ ok: true, ...want });
           }

@@ -266,6 +266,12 @@ case("request_check: a header line needs a token name and a colon", function()
   eq(problem(": b\r\n"), "line", "empty name")
   eq(problem("Host: a\r\n: b\r\n\r\n"), "line", "empty later name")
   eq(problem("Host: a\r\n b\r\n\r\n"), "line", "obs-fold continuation")
+  eq(problem("Host: a\r\n\t b\r\n\r\n"), "line", "obs-fold after a tab")
+  -- What raw_header gives for values with trailing whitespace ("Authorization: Bearer   ",
+  -- "X-B: c "): nginx's end-of-value NUL comes back as a line feed.
+  eq(problem("Host: a\r\nAuthorization: Bearer\n    \r\nX-B: c\n\r\nX-C: d\r\n\r\n"), nil,
+    "trailing whitespace after a value")
+  eq(problem("Host: a\nX-A: b\n \t \n\n"), nil, "trailing whitespace, LF line ends")
 end)
 
 case("request_check: control bytes and too many lines in the raw block", function()
@@ -283,6 +289,13 @@ case("request_check: control bytes and too many lines in the raw block", functio
   end
   eq(problem(table.concat(lines) .. "\r\n", 3), nil, "exactly max lines")
   eq(problem(table.concat(lines) .. "X-4: v\r\n\r\n", 3), "many", "one more than max")
+  local padded = {}
+  for i = 1, 3 do
+    padded[i] = "X-" .. i .. ": v\n  \r\n"
+  end
+  eq(problem(table.concat(padded) .. "\r\n", 3), nil, "max lines, each with trailing whitespace")
+  eq(problem(table.concat(padded) .. "X-4: v\n  \r\n\r\n", 3), "many",
+    "one more than max, with trailing whitespace")
 end)
 
 case("sidecar_client: requests refuse values that could split them", function()

@@ -21,11 +21,19 @@ const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }
   503: { name: 'ServiceUnavailable', description: 'The database cannot be reached; retry later.' },
 };
 
+/** On every answer, errors included: set before any route runs (management/no-store.ts). */
+const NO_STORE_HEADER = {
+  description: '`no-store`: an answer may hold a key, a record or a change just made.',
+  schema: { type: 'string', const: 'no-store' },
+};
+const NO_STORE = { 'Cache-Control': { $ref: '#/components/headers/NoStore' } };
+
 const DESCRIPTION = [
   'The management API of the authenticating gateway. Every route needs an admin credential:',
   'an API key (`Authorization: apk <id>.<secret>`) or, where OIDC is enabled, a bearer token',
   'of an admin client. A method a path does not serve is answered 405 with `Allow`; a path',
-  'that does not exist, 404. Every error has the one shape `ErrorBody`.',
+  'that does not exist, 404. Every error has the one shape `ErrorBody`. Every answer, errors',
+  'included, carries `Cache-Control: no-store`.',
 ].join(' ');
 
 /** Builds the OpenAPI 3.1 document of `operations`, deterministically (same input, same text). */
@@ -46,7 +54,11 @@ export function buildOpenApiDocument(operations: readonly Operation[]): Record<s
   const responses: Record<string, unknown> = {};
   for (const status of [...usedErrors].sort()) {
     const { name, description } = ERROR_RESPONSES[status];
-    responses[name] = { description, content: { 'application/json': { schema: errorRef } } };
+    responses[name] = {
+      description,
+      headers: NO_STORE,
+      content: { 'application/json': { schema: errorRef } },
+    };
   }
   return {
     openapi: '3.1.0',
@@ -61,6 +73,7 @@ export function buildOpenApiDocument(operations: readonly Operation[]): Record<s
     components: {
       schemas: sortKeys(schemas),
       responses,
+      headers: { NoStore: NO_STORE_HEADER },
       securitySchemes: {
         apiKey: {
           type: 'http',
@@ -97,15 +110,10 @@ function operationObject(
   ];
   const responses: Record<string, unknown> = {};
   for (const [status, success] of Object.entries(op.success)) {
-    const response: Record<string, unknown> = { description: success.description };
-    if (success.headers) {
-      response.headers = Object.fromEntries(
-        Object.entries(success.headers).map(([name, description]) => [
-          name,
-          { description, schema: { type: 'string' } },
-        ]),
-      );
-    }
+    const response: Record<string, unknown> = {
+      description: success.description,
+      headers: NO_STORE,
+    };
     // HEAD: the same status and headers as GET, never a body.
     if (success.schema && !head) {
       response.content = {
@@ -117,7 +125,9 @@ function operationObject(
   for (const status of errors) {
     const ref = { $ref: `#/components/responses/${ERROR_RESPONSES[status].name}` };
     // A HEAD answer's error has no body either; its status is still documented.
-    responses[status] = head ? { description: ERROR_RESPONSES[status].description } : ref;
+    responses[status] = head
+      ? { description: ERROR_RESPONSES[status].description, headers: NO_STORE }
+      : ref;
   }
   return {
     operationId: head ? `${op.operationId}Head` : op.operationId,

@@ -8,8 +8,6 @@ export interface SuccessResponse {
   description: string;
   /** The JSON body; absent: no body. */
   schema?: z.ZodType;
-  /** Response headers worth a client's attention, by name. */
-  headers?: Record<string, string>;
 }
 
 /**

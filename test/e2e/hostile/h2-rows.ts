@@ -41,7 +41,20 @@ export const H2_ROWS: H2Row[] = [
     status: 400,
     code: 'BAD_REQUEST',
   },
-  { name: '/_auth', headers: { ':path': '/_auth' }, status: 404, code: 'NOT_FOUND' },
+  { name: '/_auth', headers: { ':path': '/_auth' }, status: 401, code: 'MISSING_CREDENTIALS' },
+  {
+    name: '/_gateway/errors/404',
+    headers: { ':path': '/_gateway/errors/404' },
+    status: 401,
+    code: 'MISSING_CREDENTIALS',
+  },
+  {
+    name: '/_gateway/errors/404 with the key',
+    headers: { ':path': '/_gateway/errors/404' },
+    key: true,
+    status: 404,
+    code: 'NOT_FOUND',
+  },
   {
     name: '/%5Fauth with the key',
     headers: { ':path': '/%5Fauth' },
@@ -52,8 +65,8 @@ export const H2_ROWS: H2Row[] = [
   {
     name: '/x/../_auth_admin',
     headers: { ':path': '/x/../_auth_admin' },
-    status: 404,
-    code: 'NOT_FOUND',
+    status: 401,
+    code: 'MISSING_CREDENTIALS',
   },
   {
     name: 'a path without its slash',

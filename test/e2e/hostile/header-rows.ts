@@ -105,11 +105,29 @@ export const HEADER_ROWS: Row[] = [
     'MALFORMED_CREDENTIALS',
     raw('GET', '/api', { headers: ['Authorization: apk'] }),
   ),
+  // A refused bearer attempt says why in X-jwt-error, however malformed, even with OIDC off
+  // (this stack's default).
+  ...[
+    ['Bearer with nothing after it', 'Bearer ', 'missing token'],
+    ['Bearer with only spaces after it', 'Bearer     ', 'missing token'],
+    ['bearer alone, lower case', 'bearer', 'missing token'],
+    ['BEARER alone, upper case', 'BEARER', 'missing token'],
+    ['Bearer with two words', 'Bearer a b', 'malformed Authorization header'],
+  ].map(([name, value, jwtError]) =>
+    row(
+      name!,
+      401,
+      'MALFORMED_CREDENTIALS',
+      raw('GET', CLIENTS, { headers: [`Authorization: ${value}`] }),
+      { headers: { 'x-jwt-error': jwtError! } },
+    ),
+  ),
   row(
-    'Bearer with nothing after it',
+    'a well-formed bearer token while OpenID Connect is off',
     401,
-    'MALFORMED_CREDENTIALS',
-    raw('GET', CLIENTS, { headers: ['Authorization: Bearer '] }),
+    'METHOD_DISABLED',
+    raw('GET', '/api', { headers: ['Authorization: Bearer abc.def.ghi'] }),
+    { headers: { 'x-jwt-error': 'bearer tokens are disabled' } },
   ),
   row(
     'an API key without its secret',

@@ -44,8 +44,8 @@ export const METHOD_ROWS: Row[] = [
   notAllowed('TRACE', CLIENTS),
   notAllowed('PROPFIND', CLIENTS),
   notAllowed('FOO', '/v1/management/api-clients/1'),
-  // nginx's internal locations are matched before any access check: 404 whatever the method.
-  row('an unknown method on an internal path', 404, 'NOT_FOUND', keyed('FOO', '/_auth')),
+  // A reserved path is checked like any other: the method before the path's 404.
+  row('an unknown method on a reserved path', 405, 'METHOD_NOT_ALLOWED', keyed('FOO', '/_auth')),
   // nginx refuses TRACE itself while reading the headers, before any location is chosen.
   row(
     'TRACE on an error location',

@@ -1,7 +1,8 @@
 import { CLIENTS, keyed, type Row, raw, row } from './row.js';
 
 // Spellings that nginx normalises (decodes %XX, merges slashes, resolves dot segments) to one of
-// the gateway's internal paths: all answer the JSON 404, with or without a key.
+// the gateway's reserved paths (its error locations included): authenticated like any path, so
+// 401 without a key, and the JSON 404 with one.
 const INTERNAL_SPELLINGS = [
   '/_auth',
   '/_auth_admin',
@@ -31,9 +32,17 @@ const INTERNAL_SPELLINGS = [
 ];
 
 export const PATH_ROWS: Row[] = [
-  ...INTERNAL_SPELLINGS.map((path) => row(`${path}, no key`, 404, 'NOT_FOUND', raw('GET', path))),
-  ...['/_auth', '/_auth_admin', '/_gateway/errors/500', '/%5Fauth', '/x/../_auth_admin'].map(
-    (path) => row(`${path} with the admin key`, 404, 'NOT_FOUND', keyed('GET', path)),
+  ...INTERNAL_SPELLINGS.map((path) =>
+    row(`${path}, no key`, 401, 'MISSING_CREDENTIALS', raw('GET', path)),
+  ),
+  ...INTERNAL_SPELLINGS.map((path) =>
+    row(`${path} with the admin key`, 404, 'NOT_FOUND', keyed('GET', path)),
+  ),
+  row(
+    'an error location with a wrong key',
+    401,
+    'INVALID_API_KEY',
+    raw('GET', '/_gateway/errors/500', { headers: [`Authorization: apk 1.${'A'.repeat(43)}`] }),
   ),
   row('POST to /_auth with a body', 404, 'NOT_FOUND', keyed('POST', '/_auth', { body: '{}' })),
   row('DELETE /_auth_admin', 404, 'NOT_FOUND', keyed('DELETE', '/_auth_admin')),
@@ -62,14 +71,26 @@ export const PATH_ROWS: Row[] = [
     raw('GET', '/_AUTH'),
   ),
   row('/_gateway without its slash, no key', 401, 'MISSING_CREDENTIALS', raw('GET', '/_gateway')),
-  // Management: the prefix without its slash is nothing (nginx would redirect it, in HTML).
+  // Management: the prefix without its slash is nothing (nginx would redirect it, in HTML), but
+  // it is management's: an admin, then the JSON 404.
   row(
     '/v1/management without its slash, with the key',
     404,
     'NOT_FOUND',
     keyed('GET', '/v1/management'),
   ),
-  row('/v1/management without its slash, no key', 404, 'NOT_FOUND', raw('GET', '/v1/management')),
+  row(
+    '/v1/management without its slash, no key',
+    401,
+    'MISSING_CREDENTIALS',
+    raw('GET', '/v1/management'),
+  ),
+  row(
+    'POST /v1/management without its slash, no key',
+    401,
+    'MISSING_CREDENTIALS',
+    raw('POST', '/v1/management', { body: '{}' }),
+  ),
   row(
     'POST /v1/management without its slash',
     404,

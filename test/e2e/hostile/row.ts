@@ -11,6 +11,8 @@ export interface Row {
   http09?: true;
   /** Interim answers expected before the final one (100 Continue for Expect). */
   interim?: number[];
+  /** Headers the answer must carry, lower-case names (X-jwt-error on a refused bearer). */
+  headers?: Record<string, string>;
 }
 
 export const KEY_PLACEHOLDER = '{KEY}';
@@ -56,7 +58,7 @@ export function row(
   status: number,
   code: string,
   request: string,
-  extra: Pick<Row, 'http09' | 'interim'> = {},
+  extra: Pick<Row, 'http09' | 'interim' | 'headers'> = {},
 ): Row {
   return { name, status, code, request, ...extra };
 }

@@ -199,6 +199,37 @@ describe('audit events', () => {
     expect(past.items).toEqual([]);
   });
 
+  test('since and until include an event listed at exactly that time (PostgreSQL keeps microseconds)', async () => {
+    const created = await createClient(sidecar.url, sidecar.adminKey, {
+      name: uniqueName('timed'),
+      is_admin: false,
+      generate_api_key: true,
+    });
+    issued.push(created.token);
+    const { rows } = await db.query<{ id: number }>(
+      `UPDATE audit_events SET time = '2020-02-02T10:00:00.123456Z'
+       WHERE action = 'api_client.create' AND target_id = $1 RETURNING id`,
+      [created.id],
+    );
+    const id = Number(rows[0]?.id);
+    const listed = '2020-02-02T10:00:00.123Z';
+    const found = async (query: string) =>
+      (await events(query)).items.filter((e) => e.id === id).map((e) => e.time);
+    expect(await found(`?target=${created.id}`)).toEqual([listed]);
+    const at = (t: string) => encodeURIComponent(t);
+    expect(await found(`?until=${at(listed)}`)).toEqual([listed]);
+    expect(await found(`?since=${at(listed)}`)).toEqual([listed]);
+    expect(await found(`?since=${at(listed)}&until=${at(listed)}`)).toEqual([listed]);
+    // The same instant written with another offset, and bounds with digits past the millisecond.
+    expect(await found(`?until=${at('2020-02-02T11:00:00.123+01:00')}`)).toEqual([listed]);
+    expect(await found(`?until=${at('2020-02-02T10:00:00.1239Z')}`)).toEqual([listed]);
+    expect(await found(`?since=${at('2020-02-02T10:00:00.1230Z')}`)).toEqual([listed]);
+    // One millisecond either side leaves it out; so does a since past its listed time.
+    expect(await found(`?until=${at('2020-02-02T10:00:00.122Z')}`)).toEqual([]);
+    expect(await found(`?since=${at('2020-02-02T10:00:00.124Z')}`)).toEqual([]);
+    expect(await found(`?since=${at('2020-02-02T10:00:00.1231Z')}`)).toEqual([]);
+  });
+
   test('bad queries: 400 with every problem at once', async () => {
     const res = await http(
       `${sidecar.url}${EVENTS}?limit=0&action=nope&actor=x&since=yesterday&cursor=zz&color=red`,

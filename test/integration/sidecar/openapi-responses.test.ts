@@ -86,6 +86,8 @@ async function call(c: Case) {
   });
   expect(res.status, res.text).toBe(c.status);
   docs.check(c.method, c.path, res);
+  // Every management answer, whatever its status: a record or a list is as private as a key.
+  expect(res.headers['cache-control'], `${c.method} ${c.path}: ${c.what}`).toBe('no-store');
   return res;
 }
 
@@ -382,6 +384,30 @@ describe('real answers match the document', () => {
   });
 });
 
+test('answers outside the document carry no-store too: unknown paths, methods, bodies, escapes', async () => {
+  const ask = (path: string, options: HttpOptions = {}) =>
+    http(`${sidecar.url}${path}`, {
+      ...options,
+      headers: { ...apk(sidecar.adminKey), ...(options.headers as Record<string, string>) },
+    });
+  const answers = {
+    'an unknown path': await ask('/v1/management/nothing-here'),
+    'the bare prefix': await ask('/v1/management'),
+    'a method the path does not serve': await ask(CLIENTS, { method: 'PATCH', json: {} }),
+    'a body that is not JSON': await ask(CLIENTS, {
+      method: 'POST',
+      body: '{',
+      headers: { 'Content-Type': 'application/json' },
+    }),
+    'a bad percent-escape': await ask(`${CLIENTS}/%zz`),
+    'HEAD of a list': await ask(CLIENTS, { method: 'HEAD' }),
+  };
+  for (const [what, res] of Object.entries(answers)) {
+    expect(res.status, what).not.toBe(500);
+    expect(res.headers['cache-control'], what).toBe('no-store');
+  }
+});
+
 describe('with the database unreachable', () => {
   test('every operation answers 503 as documented', async () => {
     // No new connection is allowed, and the open ones are ended: the next lookup fails.
@@ -407,6 +433,7 @@ describe('with the database unreachable', () => {
         });
         expect(res.status, `${method} ${path}: ${res.text}`).toBe(503);
         docs.check(method, path, res);
+        expect(res.headers['cache-control'], `${method} ${path}`).toBe('no-store');
       }
     }
   });

@@ -53,6 +53,20 @@ describe('parseAuditQuery (read against the documented schema)', () => {
     });
   });
 
+  // Events are listed in whole milliseconds: finer digits can never be met by a listed time.
+  test.each([
+    ['2026-01-01T00:00:00.123Z', '2026-01-01T00:00:00.123Z', '2026-01-01T00:00:00.123Z'],
+    ['2026-01-01T00:00:00.1230000Z', '2026-01-01T00:00:00.123Z', '2026-01-01T00:00:00.123Z'],
+    ['2026-01-01T00:00:00.1230001Z', '2026-01-01T00:00:00.124Z', '2026-01-01T00:00:00.123Z'],
+    ['2026-01-01T00:00:00.999999+02:00', '2025-12-31T22:00:01.000Z', '2025-12-31T22:00:00.999Z'],
+    ['2026-01-01T00:00:00Z', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z'],
+    ['2026-01-01T00:00:00.5Z', '2026-01-01T00:00:00.500Z', '2026-01-01T00:00:00.500Z'],
+  ])('%s: since rounds up to %s, until down to %s', (time, since, until) => {
+    const parsed = parseAuditQuery({ since: time, until: time });
+    expect(parsed.ok && parsed.value.since?.toISOString()).toBe(since);
+    expect(parsed.ok && parsed.value.until?.toISOString()).toBe(until);
+  });
+
   test.each([
     ['limit', '0'],
     ['limit', '1001'],

@@ -109,6 +109,25 @@ describe('/auth', () => {
     expect(res.headers['x-gateway-valid-until']).toBeUndefined();
   });
 
+  test.each([
+    ['Bearer ', true, 'missing token'],
+    ['bearer    ', true, 'missing token'],
+    ['Bearer a b', true, 'malformed Authorization header'],
+    ['BEARER', false, 'missing token'],
+    ['Bearer good', false, 'bearer tokens are disabled'],
+  ])(
+    'every refused bearer attempt says why in X-jwt-error: %j (OIDC on: %s)',
+    async (value, oidc, jwtError) => {
+      const res = await ask(ok.url, {
+        Authorization: value,
+        'X-Gateway-Oidc-Enabled': String(oidc),
+      });
+      expect(res.status).toBe(401);
+      expect(res.headers['x-jwt-error']).toBe(jwtError);
+      expect(res.headers['www-authenticate']).toBe(oidc ? 'Bearer error="invalid_token"' : 'apk');
+    },
+  );
+
   test('a refusal: 401 JSON and a challenge, and the key record nginx decides the next ones by', async () => {
     const res = await ask(ok.url, { Authorization: `apk 1.${ADMIN}` });
     expect(res.status).toBe(401);

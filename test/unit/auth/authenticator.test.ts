@@ -135,6 +135,7 @@ describe('Authenticator', () => {
       code: 'METHOD_DISABLED',
       message: 'Bearer tokens are disabled on this gateway.',
       scheme: 'bearer',
+      jwtError: 'bearer tokens are disabled',
     });
     expect(b.calls).toEqual([]);
   });

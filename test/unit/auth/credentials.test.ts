@@ -79,6 +79,34 @@ describe('parseCredential', () => {
     });
   });
 
+  // A bearer attempt names its scheme, so its refusal carries X-jwt-error like any bad token.
+  test.each([
+    ['Bearer', 'missing token'],
+    ['bearer', 'missing token'],
+    ['BEARER', 'missing token'],
+    ['Bearer   ', 'missing token'],
+    ['bEaReR \t ', 'missing token'],
+    ['Bearer a b', 'malformed Authorization header'],
+    ['bearer a b', 'malformed Authorization header'],
+    ['Bearer\ta', 'malformed Authorization header'],
+    ['Bearer a ', 'malformed Authorization header'],
+  ])('refuses %j as a malformed bearer attempt (%s)', (header, jwtError) => {
+    expect(parseCredential([header])).toEqual({
+      ok: false,
+      code: 'MALFORMED_CREDENTIALS',
+      message: 'The Authorization header must be "Bearer <token>", one token without whitespace.',
+      scheme: 'bearer',
+      jwtError,
+    });
+  });
+
+  test.each(['Bearerx', 'Bearer,x', 'xBearer'])(
+    'does not take %j for a bearer attempt',
+    (header) => {
+      expect(parseCredential([header])).not.toHaveProperty('scheme');
+    },
+  );
+
   test.each(['Basic x', 'apikey x', 'Bearer! x', 'toString x', 'constructor x', 'Constructor x'])(
     'refuses %j as UNSUPPORTED_SCHEME',
     (header) => {

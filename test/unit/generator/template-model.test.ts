@@ -243,13 +243,20 @@ describe("nginx's own error answers", () => {
     });
   });
 
-  test("the gateway's own paths, the old auth locations and the bare management prefix are reserved", () => {
-    expect(model.reservedPaths).toEqual([
-      '^~ /_gateway/',
-      '= /_auth',
-      '= /_auth_admin',
-      '= /v1/management',
-    ]);
+  test("the gateway's own paths and the old auth locations are reserved", () => {
+    expect(model.reservedPaths).toEqual(['^~ /_gateway/', '= /_auth', '= /_auth_admin']);
+  });
+
+  test('the management prefix without its slash has its own location', () => {
+    expect(model.management.bare).toBe('/v1/management');
+  });
+
+  test('an error location asked from outside goes to the reserved prefix it lives under', () => {
+    expect(model.errorPageFromOutside).toBe('/_gateway/');
+    expect(model.reservedPaths).toContain(`^~ ${model.errorPageFromOutside}`);
+    for (const page of model.errorPages) {
+      expect(page.path.startsWith(model.errorPageFromOutside)).toBe(true);
+    }
   });
 });
 

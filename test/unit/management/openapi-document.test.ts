@@ -40,7 +40,15 @@ describe('buildOpenApiDocument', () => {
     const item = doc.paths['/v1/management/things/{id}']!;
     expect(Object.keys(item.get!.responses)).toEqual(['200', '401', '403', '404', '503']);
     expect(Object.keys(item.head!.responses)).toEqual(['200', '401', '403', '404', '503']);
-    expect(item.head!.responses['200']).toEqual({ description: 'The thing.' });
+    const noStore = { 'Cache-Control': { $ref: '#/components/headers/NoStore' } };
+    expect(item.head!.responses['200']).toEqual({ description: 'The thing.', headers: noStore });
+    // Every answer says it is not to be stored, errors included (HEAD's have no body).
+    expect(item.get!.responses['200']).toMatchObject({ headers: noStore });
+    expect(item.head!.responses['404']).toEqual({
+      description: 'No such resource.',
+      headers: noStore,
+    });
+    expect(doc.components.responses.NotFound).toMatchObject({ headers: noStore });
     expect(item.get!.parameters).toEqual([
       {
         name: 'id',
