@@ -137,6 +137,20 @@ case("request_check: the PCRE screen agrees with the exact Lua rules on 20,000 r
     eq(request_check.raw_header_problem(raw, max), want, "block " .. string.format("%q", raw))
     found[want or "none"] = true
   end
+  -- Well-formed lines (some with the trailing whitespace raw_header turns into a line of its
+  -- own), in random numbers: the line count decides.
+  local lines = { "X-A: 1\r\n", "b:\r\n", "Authorization: Bearer\n  \r\n", "c: d e\r\n" }
+  for _ = 1, 2000 do
+    local parts = {}
+    for i = 1, math.random(0, 9) do
+      parts[i] = lines[math.random(#lines)]
+    end
+    local raw = table.concat(parts) .. "\r\n"
+    local max = math.random(1, 6)
+    local want = request_check.classify(raw, max)
+    eq(request_check.raw_header_problem(raw, max), want, "lines " .. string.format("%q", raw))
+    found[want or "none"] = true
+  end
   for _, kind in ipairs({ "none", "control", "line", "many" }) do
     eq(found[kind], true, "some block was " .. kind)
   end
