@@ -41,8 +41,8 @@ function diff(before: string, after: string) {
 describe('deriveBaselineConf', () => {
   const derived = deriveBaselineConf(gatewayConf, ports, RUN);
 
-  test('switches authentication off: every access_by_lua_block line goes (server, management, console), nothing else runs Lua per request', () => {
-    expect(gatewayConf.match(/access_by_lua_block/g)).toHaveLength(3);
+  test('switches authentication off: every access_by_lua_block line goes (server, management and its bare prefix, console), nothing else runs Lua per request', () => {
+    expect(gatewayConf.match(/access_by_lua_block/g)).toHaveLength(4);
     expect(derived.text).not.toMatch(/access_by_lua/);
     expect(derived.text).not.toMatch(/auth_request/);
   });
@@ -52,6 +52,7 @@ describe('deriveBaselineConf', () => {
     expect(removed.sort()).toEqual(
       [
         'access_by_lua_block { require("gateway.access").caller() }',
+        'access_by_lua_block { require("gateway.access").admin() }',
         'access_by_lua_block { require("gateway.access").admin() }',
         'access_by_lua_block { require("gateway.console").access() }',
         'listen 9443 ssl http2;',
@@ -68,9 +69,9 @@ describe('deriveBaselineConf', () => {
         `set $gateway_control_socket "unix:${RUN}/nginx-control.sock";`,
       ].sort(),
     );
-    // The line count drops by exactly the three removed directives.
-    expect(derived.text.split('\n').length).toBe(gatewayConf.split('\n').length - 3);
-    expect(derived.changes).toHaveLength(7);
+    // The line count drops by exactly the four removed directives.
+    expect(derived.text.split('\n').length).toBe(gatewayConf.split('\n').length - 4);
+    expect(derived.changes).toHaveLength(8);
     expect(listenPorts(derived.text)).toEqual(listenPorts(gatewayConf).map((p) => ports.get(p)));
   });
 
@@ -102,7 +103,7 @@ describe('deriveCacheOffConf', () => {
     const { removed, added } = diff(gatewayConf, derived.text);
     expect(removed).toContain('set $auth_cache_max_age_ms 30000;');
     expect(added).toContain('set $auth_cache_max_age_ms 0;');
-    expect(derived.text.match(/access_by_lua_block/g)).toHaveLength(3);
+    expect(derived.text.match(/access_by_lua_block/g)).toHaveLength(4);
     // Besides the lifetime: only the same moves as the baseline's.
     expect(removed).toHaveLength(5);
     expect(added).toHaveLength(5);
