@@ -38,12 +38,10 @@ export const authFailureSchema = z
     api_key_id: clientId
       .nullable()
       .meta({ description: 'The client the credential named; null: none.' }),
-    reason: z
-      .string()
-      .meta({
-        description:
-          'The refusal code, e.g. `INVALID_API_KEY` (`TOO_MANY_FAILED_ATTEMPTS`: answered 429 past a failure budget).',
-      }),
+    reason: z.string().meta({
+      description:
+        'The refusal code, e.g. `INVALID_API_KEY` (`TOO_MANY_FAILED_ATTEMPTS`: answered 429 past a failure budget).',
+    }),
     window_start: z.iso.datetime().meta({ description: 'The minute counted (UTC).' }),
     count: z.int().min(1).meta({ description: 'Refusals in that minute.' }),
   })
