@@ -104,11 +104,27 @@ local function relay_refusal(res)
   return respond.json(res.status, body, headers)
 end
 
+-- A 429 is answered after a pause: whoever is past a budget is a flood or a client stuck in a
+-- loop, and each of its connections then costs nginx one answer a second instead of as many as
+-- it can send (a flood answered at once takes nginx's CPU from paying callers). The pause
+-- holds only a timer and the request's memory; past TARPIT_MAX paused requests in this worker
+-- the answer is immediate.
+local TARPIT_S = 1
+local TARPIT_MAX = 512
+local paused = 0
+
 -- 429 past a budget; counted as a failure against `row` (the claimed client, when it is
 -- known to exist), like the refusals it replaces.
 local function too_many(wait, row)
   counts.budget_refused = counts.budget_refused + 1
   budget.count_failure(contract.answers.too_many_failures.code, row)
+  if paused < TARPIT_MAX then
+    local pause = math.min(TARPIT_S, wait)
+    paused = paused + 1
+    ngx.sleep(pause)
+    paused = paused - 1
+    wait = math.max(1, wait - pause)
+  end
   return refuse(answers.too_many_failures, { ["Retry-After"] = wait })
 end
 
