@@ -235,7 +235,7 @@ local function check(admin)
     -- Nothing to verify: refused here, without asking, while a method is on (with none on,
     -- the sidecar says so).
     if var[var_names.api_keys] == "true" or var[var_names.oidc] == "true" then
-      budget.count_failure("MISSING_CREDENTIALS", nil)
+      budget.count_failure(answers.missing_credentials.code, nil)
       return refuse(answers.missing_credentials, { ["WWW-Authenticate"] = challenge() })
     end
   end
