@@ -21,6 +21,8 @@ export interface StubServer {
   /** TCP connections accepted so far: shows whether nginx reuses keep-alive connections. */
   connections: number;
   handler: StubHandler;
+  /** Closes every open connection, as a server does to idle keep-alive connections. */
+  dropConnections(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -52,6 +54,13 @@ export async function startStub(handler: StubHandler, port = 0): Promise<StubSer
     requests: [],
     connections: 0,
     handler,
+    dropConnections: async () => {
+      const closing = [...sockets].map(
+        (socket) => new Promise<void>((resolve) => socket.once('close', () => resolve())),
+      );
+      for (const socket of sockets) socket.destroy();
+      await Promise.all(closing);
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
