@@ -38,11 +38,7 @@ function M.failures()
   if not require_post() then
     return
   end
-  ngx.header["Content-Type"] = "application/json"
-  ngx.header["Cache-Control"] = "no-store"
-  local counts = require("gateway.budget").drain_failures()
-  -- cjson encodes an empty table as {}: an object either way.
-  ngx.print(require("cjson.safe").encode(counts))
+  respond.json_data(require("gateway.budget").drain_failures())
 end
 
 function M.invalidate_all()

@@ -87,9 +87,7 @@ function M.serve()
       out[key] = dict:get(key)
     end
   end
-  ngx.header["Content-Type"] = "application/json"
-  ngx.header["Cache-Control"] = "no-store"
-  ngx.print(require("cjson.safe").encode(out))
+  respond.json_data(out)
 end
 
 return M

@@ -40,6 +40,24 @@ local TOKEN_THEN_NOT_COLON = TOKEN .. "+[^%w!#$%%&'*+%-.^_`|~:]"
 local FIRST_LINE_WITHOUT_COLON = "^" .. TOKEN_THEN_NOT_COLON
 local LATER_LINE_WITHOUT_COLON = "\n" .. TOKEN_THEN_NOT_COLON
 
+-- "many" when `raw` has more than `max` header lines, else nil: line feeds are counted with a
+-- plain find (compiled by LuaJIT), the exact count only made when they are too many.
+local function count_problem(raw, max)
+  local lines, at = 0, 1
+  local find = string.find
+  while true do
+    at = find(raw, "\n", at, true)
+    if not at then
+      return nil
+    end
+    lines = lines + 1
+    if lines > max + 1 then
+      return M.header_lines(raw) > max and "many" or nil
+    end
+    at = at + 1
+  end
+end
+
 -- What is wrong with `raw`, in Lua patterns: exact, and slow (LuaJIT does not compile pattern
 -- matching: 13 µs for a 150-byte block, measured), so only run once the screen below has found
 -- something.
@@ -60,19 +78,7 @@ local function classify(raw, max)
   if raw:find(FIRST_LINE_WITHOUT_COLON) or raw:find(LATER_LINE_WITHOUT_COLON) then
     return "line"
   end
-  local lines, at = 0, 1
-  while true do
-    at = raw:find("\n", at, true)
-    if not at then
-      break
-    end
-    lines = lines + 1
-    if lines > max + 1 then
-      return M.header_lines(raw) > max and "many" or nil
-    end
-    at = at + 1
-  end
-  return nil
+  return count_problem(raw, max)
 end
 M.classify = classify
 
@@ -91,19 +97,7 @@ function M.raw_header_problem(raw, max)
   if find(raw, SCREEN_LATER, "jo") or find(raw, SCREEN_FIRST, "jo") then
     return classify(raw, max)
   end
-  local lines, at = 0, 1
-  local plain_find = string.find
-  while true do
-    at = plain_find(raw, "\n", at, true)
-    if not at then
-      return nil
-    end
-    lines = lines + 1
-    if lines > max + 1 then
-      return M.header_lines(raw) > max and "many" or nil
-    end
-    at = at + 1
-  end
+  return count_problem(raw, max)
 end
 
 -- Pure: the header lines of a raw block, not counting the whitespace-only lines raw_header

@@ -18,4 +18,12 @@ function M.json(status, body, headers)
   return ngx.exit(status)
 end
 
+-- Answers 200 with `data` (a table) as JSON: the control socket's reports to the sidecar.
+function M.json_data(data)
+  ngx.header["Content-Type"] = "application/json"
+  ngx.header["Cache-Control"] = "no-store"
+  -- cjson encodes an empty table as {}: an object either way.
+  ngx.print(require("cjson.safe").encode(data))
+end
+
 return M
