@@ -141,6 +141,48 @@ describe('the method toggles and OIDC options', () => {
   });
 });
 
+describe('the miss path (docs/decisions/20261125-miss-path.md)', () => {
+  test('key records and failure budgets have dicts of their own', () => {
+    expect(model.decisionCache.keysDict).toBe('gateway_keys');
+    expect(model.decisionCache.budgetsDict).toBe('gateway_budgets');
+    expect(model.failuresPath).toBe('/failures');
+  });
+
+  test('the Lua code asks a sidecar on a unix socket or an IPv4 address directly, by a DNS name through the control socket', () => {
+    const sidecarOf = (sidecar: string) =>
+      defaultConfModel(parseSettings({ upstreams: { sidecar } })).decisionCache.sidecar;
+    expect(sidecarOf('unix:/run/gw/sidecar.sock')).toEqual({
+      name: '$gateway_sidecar',
+      value: '"unix:/run/gw/sidecar.sock"',
+    });
+    expect(sidecarOf('10.1.2.3:8081').value).toBe('"10.1.2.3:8081"');
+    expect(model.decisionCache.sidecar.value).toBe('"127.0.0.1:8081"');
+    expect(sidecarOf('gateway:8081').value).toBe('""');
+    // A name that merely looks like digits in places is still a name.
+    expect(sidecarOf('10.1.2.3.example:8081').value).toBe('""');
+    expect(sidecarOf('[::1]:8081').value).toBe('""');
+  });
+
+  test('the ask times out after timeouts.auth_ms; budgets as "<per key id> <per address> <window>"', () => {
+    expect(model.decisionCache.authTimeout).toEqual({
+      name: '$gateway_auth_timeout_ms',
+      value: '3000',
+    });
+    expect(model.decisionCache.failureBudget).toEqual({
+      name: '$gateway_failure_budget',
+      value: '"20 200 60"',
+    });
+    const m = defaultConfModel(
+      parseSettings({
+        timeouts: { auth_ms: 250 },
+        failure_budget: { per_key_id: 0, per_address: 7, window_s: 5 },
+      }),
+    );
+    expect(m.decisionCache.authTimeout.value).toBe('250');
+    expect(m.decisionCache.failureBudget.value).toBe('"0 7 5"');
+  });
+});
+
 describe('the decision cache', () => {
   test('two shared dicts of the configured size, reused for max_age_ms', () => {
     expect(model.decisionCache).toMatchObject({

@@ -1,0 +1,62 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, test } from 'vitest';
+import { keyRecordHeaders, keyRecordOf } from '../../../sidecar/auth/key-record.js';
+import { row } from '../support/clients.js';
+
+const sha = (text: string) => createHash('sha256').update(text).digest();
+
+describe('key records (what nginx may keep about an API key id)', () => {
+  test('an id no client has', () => {
+    const record = keyRecordOf(41, null);
+    expect(record).toEqual({ kind: 'unknown', id: 41 });
+    expect(keyRecordHeaders(record)).toEqual({
+      'X-Gateway-Key-Record': 'unknown',
+      'X-Gateway-Client-Row': '41',
+    });
+  });
+
+  test('a client with its secret, a rotated-out one in grace, and an expiry: hashes, never secrets', () => {
+    const client = row(7, {
+      secret: 'current',
+      name: 'Zoë ops',
+      isAdmin: true,
+      expiresAt: new Date(1_800_000_000_123),
+    });
+    client.previousKeyHash = sha('previous');
+    client.previousKeyExpiresAt = new Date(1_700_000_000_500);
+    const headers = keyRecordHeaders(keyRecordOf(7, client));
+    expect(headers).toEqual({
+      'X-Gateway-Key-Record': 'known',
+      'X-Gateway-Client-Row': '7',
+      'X-Client-Id': '7',
+      'X-Client-Name': 'Zo%C3%AB%20ops',
+      'X-Client-Is-Admin': 'true',
+      'X-Auth-Method': 'apk',
+      'X-Gateway-Key-Hash': sha('current').toString('hex'),
+      'X-Gateway-Previous-Key-Hash': sha('previous').toString('hex'),
+      'X-Gateway-Previous-Key-Until': '1700000000.500',
+      'X-Gateway-Expires-At': '1800000000.123',
+    });
+    expect(JSON.stringify(headers)).not.toContain('current');
+  });
+
+  test('a client without a key, or a previous hash without its grace end: nothing about them', () => {
+    const client = row(8, { apiClientId: 'robot@idp' });
+    client.keyHash = null;
+    client.previousKeyHash = sha('previous');
+    client.previousKeyExpiresAt = null;
+    const record = keyRecordOf(8, client);
+    expect(record).toMatchObject({ kind: 'known', keyHash: null, previous: null, expiresAt: null });
+    const headers = keyRecordHeaders(record);
+    expect(Object.keys(headers).sort()).toEqual(
+      [
+        'X-Auth-Method',
+        'X-Client-Id',
+        'X-Client-Is-Admin',
+        'X-Client-Name',
+        'X-Gateway-Client-Row',
+        'X-Gateway-Key-Record',
+      ].sort(),
+    );
+  });
+});
