@@ -2,7 +2,7 @@ import type { Budget } from '../budget.js';
 import type { CpuSplit } from '../cpu-split.js';
 import { cpuWindow } from '../cpu-split.js';
 import type { BenchOptions } from '../options.js';
-import { rssMb } from '../proc.js';
+import { rssMb } from '../rss.js';
 import { BENCH_PATH } from '../stack/engine-session.js';
 import type { BenchStack } from '../stack/setup.js';
 import { runWrk, type WrkResult } from '../wrk/run.js';
@@ -43,10 +43,14 @@ export function phaseContext(
     },
     async sampleMemory(at) {
       const { a, b } = init.stack;
+      const mb = (pid: number | undefined) => {
+        const rss = rssMb(pid);
+        return Number.isNaN(rss) ? null : rss;
+      };
       memory.push({
         requests: requestsA,
-        sidecarA: a.pids.sidecar === undefined ? null : await rssMb(a.pids.sidecar),
-        sidecarB: b.pids.sidecar === undefined ? null : await rssMb(b.pids.sidecar),
+        sidecarA: mb(a.pids.sidecar),
+        sidecarB: mb(b.pids.sidecar),
         at,
       });
     },
