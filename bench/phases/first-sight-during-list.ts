@@ -62,17 +62,11 @@ export async function measureFirstSightDuringList(ctx: PhaseContext): Promise<Du
     const sampler = rssSampler(b.pids.sidecar, RSS_EVERY_MS);
     let listing = true;
     const caFile = join(b.configDir, 'nginx/ssl/nginx.crt');
+    const admin = { Authorization: `apk ${a.adminKey}` };
     const background = (async () => {
       while (listing) {
         try {
-          const res = await curlGet(
-            `${b.url}${CLIENTS_PATH}/`,
-            caFile,
-            {
-              Authorization: `apk ${a.adminKey}`,
-            },
-            false,
-          );
+          const res = await curlGet(`${b.url}${CLIENTS_PATH}/`, caFile, admin, false);
           if (res.status !== 200) {
             fail(`list answered ${res.status}`);
             return;
