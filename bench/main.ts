@@ -27,6 +27,7 @@ import {
   type DuringListResult,
   measureFirstSightDuringList,
 } from './phases/first-sight-during-list.js';
+import { FLOOD_CONNECTIONS } from './phases/flood.js';
 import { measureLatency } from './phases/latency.js';
 import { measureManagement } from './phases/management.js';
 import { measureMemory } from './phases/memory.js';
@@ -207,6 +208,7 @@ async function main(): Promise<number> {
         fastBaselineChanges: stack.fast.baseline.changes,
         cacheOffChanges: stack.fast.cacheOff.changes,
         gatewayMethods: 'API keys and OpenID Connect both on (settings file), A and B alike',
+        flood: `a second wrk, -t1 -c${FLOOD_CONNECTIONS}, beside each "${fastTargets(stack).flooded?.name}" run: Authorization: apk <the API key's id>.<43 random base64url characters>, new per request`,
       },
       figures: rows,
       details: {
