@@ -1,14 +1,15 @@
 /**
- * `npm run bench`: the gateway's performance table (issues 7 and 10), measured in one run on
- * this machine.
+ * `npm run bench`: the gateway's performance table (issues 7, 10 and 23), measured in one run
+ * on this machine.
  *
  * Starts one PostgreSQL, an OpenID Connect provider, a static nginx responder, two native
  * gateways on that database (A: the engine behind it, the engine rows, management and memory;
- * B: the static responder behind it, the fast rows, and the second pair for revocation), and
+ * B: the static responder behind it, the fast rows with the flood of wrong secrets and the
+ * never-seen keys during list-alls of 10^5 clients, and the second pair for revocation), and
  * nginx copies derived from their configurations: A's and B's with authentication off (the
  * baselines), B's with its decision cache off. Drives load over loopback with wrk, prints the
- * table and writes it as JSON under bench/results/. Bounded by --budget seconds (default 290): the
- * memory phase takes what is left, and a watchdog stops everything if anything hangs.
+ * table and writes it as JSON under bench/results/. Bounded by --budget seconds (default 320):
+ * the memory phase takes what is left, and a watchdog stops everything if anything hangs.
  * Everything started is stopped and the temporary directory removed, however the run ends.
  */
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -22,14 +23,21 @@ import { describeMachine } from './machine.js';
 import { parseOptions, UsageError } from './options.js';
 import { fastTargets, phaseContext, targets } from './phases/context.js';
 import { measureFirstRequest } from './phases/first-request.js';
+import {
+  type DuringListResult,
+  measureFirstSightDuringList,
+} from './phases/first-sight-during-list.js';
+import { FLOOD_CONNECTIONS } from './phases/flood.js';
 import { measureLatency } from './phases/latency.js';
 import { measureManagement } from './phases/management.js';
 import { measureMemory } from './phases/memory.js';
 import { measureRevocation } from './phases/revocation.js';
 import { measureThroughput } from './phases/throughput.js';
-import { FIGURE_IDS, figures } from './report/figures.js';
+import { FIGURE_IDS } from './report/figure.js';
+import { figures } from './report/figures.js';
+import type { Outcome } from './report/miss-path-figures.js';
 import { codeVersion, writeResults } from './report/results.js';
-import { formatCpu, formatTable } from './report/table.js';
+import { formatCpu, formatTable, formatVerdict } from './report/table.js';
 import { BENCH_PATH } from './stack/engine-session.js';
 import { startStack } from './stack/setup.js';
 import { STATIC_BODY } from './stack/static-upstream.js';
@@ -113,6 +121,21 @@ async function main(): Promise<number> {
     );
     const [revocation, revocationCpu] = await metered(() => measureRevocation(ctx));
     await ctx.sampleMemory('revocation');
+    // After management and revocation, which then still see the table they always saw (10^4
+    // clients); the filled rows stay (deleting them would NOTIFY both sidecars once per row,
+    // in the middle of the memory phase), and the memory load on A never lists them.
+    say(
+      `fast rows: first request of ${options.listAllProbes} fresh keys while lists of ${options.listAllClients} clients stream`,
+    );
+    let duringList: Outcome<DuringListResult>;
+    let duringListCpu: CpuSplit | null = null;
+    try {
+      [duringList, duringListCpu] = await metered(() => measureFirstSightDuringList(ctx));
+    } catch (err) {
+      duringList = { error: (err as Error).message.split('\n', 1)[0]! };
+      say(`  not measured: ${duringList.error}`);
+    }
+    await ctx.sampleMemory('list-alls');
     say(
       `memory: load on A until ${options.memoryRequests} authenticated requests or the budget ends`,
     );
@@ -129,7 +152,12 @@ async function main(): Promise<number> {
       firstRequest,
       management,
       revocation,
-      fast: { throughput: fastThroughput, latency: fastLatency, firstRequest: fastFirstRequest },
+      fast: {
+        throughput: fastThroughput,
+        latency: fastLatency,
+        firstRequest: fastFirstRequest,
+        duringList,
+      },
       memory,
       memorySamples: ctx.memory,
       phaseCpu: {
@@ -137,10 +165,11 @@ async function main(): Promise<number> {
         fastFirstRequest: fastFirstRequestCpu,
         management: managementCpu,
         revocation: revocationCpu,
+        duringList: duringListCpu,
       },
     });
     const code = await codeVersion(packageRoot);
-    process.stdout.write(`\n${formatTable(rows)}\n\n`);
+    process.stdout.write(`\n${formatTable(rows)}\n\n${formatVerdict(rows)}\n\n`);
     process.stdout.write(
       'CPU split during the maximum-rate runs (cores of 2; "other": not ours):\n',
     );
@@ -149,9 +178,10 @@ async function main(): Promise<number> {
       t.apk,
       t.bearer,
       ...(t.cacheOff ? [t.cacheOff] : []),
+      ...(t.flooded ? [t.flooded] : []),
     ]);
     for (const agg of maxRate) {
-      process.stdout.write(`  ${agg.target.padEnd(13)} ${formatCpu(agg.cpu)}\n`);
+      process.stdout.write(`  ${agg.target.padEnd(14)} ${formatCpu(agg.cpu)}\n`);
     }
     // CPU used by processes that are not part of the run: another test suite on the same
     // machine takes cores from nginx and Node and turns the figures it overlaps into noise.
@@ -178,6 +208,7 @@ async function main(): Promise<number> {
         fastBaselineChanges: stack.fast.baseline.changes,
         cacheOffChanges: stack.fast.cacheOff.changes,
         gatewayMethods: 'API keys and OpenID Connect both on (settings file), A and B alike',
+        flood: `a second wrk, -t1 -c${FLOOD_CONNECTIONS}, beside each "${fastTargets(stack).flooded?.name}" run: Authorization: apk <the API key's id>.<43 random base64url characters>, new per request`,
       },
       figures: rows,
       details: {
@@ -188,6 +219,7 @@ async function main(): Promise<number> {
           throughput: fastThroughput,
           latency: fastLatency,
           firstRequest: { ...fastFirstRequest, created: undefined, cpu: fastFirstRequestCpu },
+          duringList: { ...duringList, cpu: duringListCpu },
         },
         management: { ...management, cpu: managementCpu },
         revocation: { ...revocation, cpu: revocationCpu },

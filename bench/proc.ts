@@ -1,12 +1,5 @@
 import { readdir, readFile } from 'node:fs/promises';
 
-/** VmRSS of a process in MB (from /proc/<pid>/status), or null when it is gone. */
-export async function rssMb(pid: number): Promise<number | null> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => null);
-  const kb = status ? /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1] : undefined;
-  return kb === undefined ? null : Number(kb) / 1024;
-}
-
 export interface ProcSample {
   /** pid → [parent pid, CPU ticks (user + system) so far]. */
   procs: Map<number, { ppid: number; ticks: number; comm: string }>;

@@ -2,10 +2,11 @@ import type { Budget } from '../budget.js';
 import type { CpuSplit } from '../cpu-split.js';
 import { cpuWindow } from '../cpu-split.js';
 import type { BenchOptions } from '../options.js';
-import { rssMb } from '../proc.js';
+import { rssMb } from '../rss.js';
 import { BENCH_PATH } from '../stack/engine-session.js';
 import type { BenchStack } from '../stack/setup.js';
 import { runWrk, type WrkResult } from '../wrk/run.js';
+import { alongsideFlood, type Flood, type FloodRun } from './flood.js';
 
 export interface MemorySample {
   /** Authenticated requests gateway A had answered when the sample was taken. */
@@ -43,10 +44,14 @@ export function phaseContext(
     },
     async sampleMemory(at) {
       const { a, b } = init.stack;
+      const mb = (pid: number | undefined) => {
+        const rss = rssMb(pid);
+        return Number.isNaN(rss) ? null : rss;
+      };
       memory.push({
         requests: requestsA,
-        sidecarA: a.pids.sidecar === undefined ? null : await rssMb(a.pids.sidecar),
-        sidecarB: b.pids.sidecar === undefined ? null : await rssMb(b.pids.sidecar),
+        sidecarA: mb(a.pids.sidecar),
+        sidecarB: mb(b.pids.sidecar),
         at,
       });
     },
@@ -60,6 +65,8 @@ export interface Target {
   headers: Record<string, string>;
   /** True when gateway A authenticates these requests (they count for the memory row). */
   authenticatedByA: boolean;
+  /** Wrong secrets sent by a second wrk throughout each run of this target. */
+  flood?: Flood;
 }
 
 /** The targets of one group of rows: a gateway, its auth-off baseline, the same path. */
@@ -69,6 +76,8 @@ export interface TargetSet {
   bearer: Target;
   /** The same gateway with its decision cache off (fast group only). */
   cacheOff?: Target;
+  /** `apk` again, with a flood of wrong secrets for its client id beside it (fast group only). */
+  flooded?: Target;
 }
 
 /** The engine rows: gateway A and its baseline, the engine behind both. */
@@ -103,6 +112,7 @@ export function targets(stack: BenchStack): TargetSet {
 export function fastTargets(stack: BenchStack): TargetSet {
   const common = { Host: 'localhost' };
   const apk = { ...common, Authorization: `apk ${stack.apiKey}` };
+  const url = `${stack.b.url}${BENCH_PATH}`;
   return {
     baseline: {
       name: 'fast baseline',
@@ -110,15 +120,10 @@ export function fastTargets(stack: BenchStack): TargetSet {
       headers: common,
       authenticatedByA: false,
     },
-    apk: {
-      name: 'fast API key',
-      url: `${stack.b.url}${BENCH_PATH}`,
-      headers: apk,
-      authenticatedByA: false,
-    },
+    apk: { name: 'fast API key', url, headers: apk, authenticatedByA: false },
     bearer: {
       name: 'fast bearer',
-      url: `${stack.b.url}${BENCH_PATH}`,
+      url,
       headers: { ...common, Authorization: `Bearer ${stack.bearerToken}` },
       authenticatedByA: false,
     },
@@ -128,6 +133,14 @@ export function fastTargets(stack: BenchStack): TargetSet {
       headers: apk,
       authenticatedByA: false,
     },
+    // Issue 23: the same valid traffic as `apk`, while the flood guesses secrets of its client.
+    flooded: {
+      name: 'fast apk+flood',
+      url,
+      headers: apk,
+      authenticatedByA: false,
+      flood: { url, headers: common, clientId: stack.apiKey.split('.', 1)[0]! },
+    },
   };
 }
 
@@ -135,11 +148,14 @@ export interface MeasuredRun extends WrkResult {
   target: string;
   /** Cores used per process tree during the middle of the run. */
   cpu: CpuSplit | null;
+  /** The flood beside this run, when its target has one. */
+  flood?: FloodRun;
 }
 
 /**
  * One wrk run with the run's thread and connection settings (identical for every target),
- * with the CPU split sampled inside it (0.5 s after the start to 0.5 s before the end).
+ * with the CPU split sampled inside it (0.5 s after the start to 0.5 s before the end), and the
+ * target's flood beside it when it has one.
  */
 export async function measure(
   ctx: PhaseContext,
@@ -148,10 +164,30 @@ export async function measure(
   script: string,
   scriptArgs: string[] = [],
 ): Promise<MeasuredRun> {
+  const { flood } = target;
+  if (!flood) return measureAlone(ctx, target, seconds, script, scriptArgs);
+  const where = { wrk: ctx.wrk, scriptDir: ctx.stack.dir };
+  const both = await alongsideFlood(where, flood, seconds, (floodPid) =>
+    measureAlone(ctx, target, seconds, script, scriptArgs, floodPid),
+  );
+  return { ...both.result, flood: both.flood };
+}
+
+async function measureAlone(
+  ctx: PhaseContext,
+  target: Target,
+  seconds: number,
+  script: string,
+  scriptArgs: string[],
+  floodPid?: () => number | undefined,
+): Promise<MeasuredRun> {
   let wrkPid: number | undefined;
   const window = seconds >= 2 ? seconds - 1 : 0;
-  const cpu =
-    window > 0 ? cpuWindow(() => ctx.stack.roots(wrkPid), 0.5, window) : Promise.resolve(null);
+  const roots = () => ({
+    ...ctx.stack.roots(wrkPid),
+    ...(floodPid ? { 'wrk flood': floodPid() } : {}),
+  });
+  const cpu = window > 0 ? cpuWindow(roots, 0.5, window) : Promise.resolve(null);
   const result = await runWrk({
     wrk: ctx.wrk,
     url: target.url,

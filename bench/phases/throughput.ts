@@ -7,6 +7,7 @@ import {
   type Target,
   type TargetSet,
 } from './context.js';
+import { type FloodSummary, summariseFlood } from './flood.js';
 
 export interface ThroughputResult {
   baseline: Aggregate;
@@ -14,22 +15,26 @@ export interface ThroughputResult {
   bearer: Aggregate;
   /** The same gateway with its decision cache off, when the set has it. */
   cacheOff?: Aggregate;
+  /** `apk`'s traffic with the flood beside it, and the flood itself, when the set has it. */
+  flooded?: Aggregate;
+  flood?: FloodSummary;
 }
 
 /**
  * Maximum rate of each target, wrk as fast as its connections allow. Rounds alternate the
- * order (baseline, apk, bearer, then the reverse), so drift on a shared machine (other
- * processes, CPU frequency) falls on every target alike. A warm-up run of each target first
+ * order (baseline, apk, bearer, cache off, apk beside the flood, then the reverse), so drift
+ * on a shared machine (other processes, CPU frequency) falls on every target alike. A warm-up run of each target first
  * (not counted): JIT in the sidecar and the engine, pools, the bearer key set, nginx caches.
  */
 export async function measureThroughput(
   ctx: PhaseContext,
   t: TargetSet,
 ): Promise<ThroughputResult> {
-  const order: Target[] = [t.baseline, t.apk, t.bearer, ...(t.cacheOff ? [t.cacheOff] : [])];
+  const optional = [t.cacheOff, t.flooded].filter((x): x is Target => x !== undefined);
+  const order: Target[] = [t.baseline, t.apk, t.bearer, ...optional];
   for (const target of order) {
     const warm = await measure(ctx, target, ctx.options.warmupSeconds, MAX_RATE);
-    ctx.say(`  warm-up ${target.name}: ${Math.round(warm.rps)} req/s`);
+    ctx.say(`  warm-up ${target.name}: ${Math.round(warm.rps)} req/s${floodLine(warm)}`);
   }
   const runs = new Map<Target, MeasuredRun[]>(order.map((x) => [x, []]));
   for (let round = 0; round < ctx.options.rounds; round += 1) {
@@ -37,14 +42,30 @@ export async function measureThroughput(
       const run = await measure(ctx, target, ctx.options.seconds, MAX_RATE);
       runs.get(target)!.push(run);
       ctx.say(
-        `  round ${round + 1} ${target.name.padEnd(13)} ${Math.round(run.rps)} req/s, p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms`,
+        `  round ${round + 1} ${target.name.padEnd(14)} ${Math.round(run.rps)} req/s, p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms${floodLine(run)}`,
       );
     }
   }
+  const of = (x: Target) => aggregate(x.name, runs.get(x)!);
+  const flooded = t.flooded && runs.get(t.flooded)!;
   return {
-    baseline: aggregate(t.baseline.name, runs.get(t.baseline)!),
-    apk: aggregate(t.apk.name, runs.get(t.apk)!),
-    bearer: aggregate(t.bearer.name, runs.get(t.bearer)!),
-    ...(t.cacheOff ? { cacheOff: aggregate(t.cacheOff.name, runs.get(t.cacheOff)!) } : {}),
+    baseline: of(t.baseline),
+    apk: of(t.apk),
+    bearer: of(t.bearer),
+    ...(t.cacheOff ? { cacheOff: of(t.cacheOff) } : {}),
+    ...(t.flooded && flooded
+      ? { flooded: of(t.flooded), flood: summariseFlood(flooded.map((r) => r.flood!)) }
+      : {}),
   };
+}
+
+/** What the flood beside a run did, for the progress line. */
+function floodLine(run: MeasuredRun): string {
+  const f = run.flood;
+  if (!f) return '';
+  if (f.failed) return `; FLOOD: ${f.failed}`;
+  const statuses = Object.entries(f.statuses)
+    .map(([status, n]) => `${status} ${n}`)
+    .join(', ');
+  return `; flood ${Math.round(f.rps)} req/s (${statuses || 'no answers'})`;
 }

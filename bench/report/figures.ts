@@ -1,65 +1,24 @@
 import type { CpuSplit } from '../cpu-split.js';
-import type { Aggregate } from '../phases/aggregate.js';
 import type { MemorySample } from '../phases/context.js';
 import type { FirstRequestResult } from '../phases/first-request.js';
+import type { DuringListResult } from '../phases/first-sight-during-list.js';
 import type { LatencyResult } from '../phases/latency.js';
 import type { ManagementResult } from '../phases/management.js';
 import type { MemoryResult } from '../phases/memory.js';
 import type { RevocationResult } from '../phases/revocation.js';
 import type { ThroughputResult } from '../phases/throughput.js';
 import { round } from '../stats.js';
-
-/**
- * One line of the table: issue 7's figures with the engine behind the gateway, issue 10's with
- * a static responder (the fast rows), each group with its baseline as a reference line.
- */
-export interface Figure {
-  id: FigureId;
-  figure: string;
-  measured: number;
-  unit: string;
-  target: string;
-  /** null: a reference line without a target. */
-  pass: boolean | null;
-  rps: number | null;
-  p50: number | null;
-  p99: number | null;
-  ratio: number | null;
-  /**
-   * Other processes on the machine used more than DISTURBED_CORES while this was measured:
-   * the number is noise, whatever `pass` says.
-   */
-  disturbed: boolean;
-  /** The most CPU other processes used during any run of this figure, in cores. */
-  otherCores: number;
-  note: string;
-}
-
-/** Every figure a run must produce; the smoke test checks for each. */
-export const FIGURE_IDS = [
-  'baseline',
-  'apk_throughput',
-  'apk_p99_added',
-  'bearer_throughput',
-  'first_request_p99',
-  'fast_baseline',
-  'fast_apk_throughput',
-  'fast_apk_p99_added',
-  'fast_bearer_throughput',
-  'fast_first_request_p99',
-  'fast_cache_off_throughput',
-  'revocation_worst',
-  'management_create_p50',
-  'management_list',
-  'sidecar_memory',
-] as const;
-export type FigureId = (typeof FIGURE_IDS)[number];
+import { type Figure, type FigureId, invalid, otherOf, type RawFigure } from './figure.js';
+import { missPathFigures, type Outcome } from './miss-path-figures.js';
 
 /** CPU of processes outside the run (cores) above which a figure is marked disturbed. */
 export const DISTURBED_CORES = 0.2;
 
 /** Above this growth (MB) between half the requests and the end, memory counts as growing. */
 export const GROWTH_LIMIT_MB = 10;
+
+/** Issue 23 (was 100 ms since issue 10): worst of the deletes, on both pairs. */
+const REVOCATION_MAX_MS = 20;
 
 export interface Results {
   throughput: ThroughputResult;
@@ -72,32 +31,20 @@ export interface Results {
     throughput: ThroughputResult;
     latency: LatencyResult;
     firstRequest: FirstRequestResult;
+    /** A never-seen key on B while every client is listed (issue 23). */
+    duringList: Outcome<DuringListResult>;
   };
   memory: MemoryResult;
   memorySamples: MemorySample[];
   /** CPU split over each phase measured with the Node client (no wrk run to sample). */
-  phaseCpu: Record<'firstRequest' | 'fastFirstRequest' | 'management' | 'revocation', CpuSplit>;
-}
-
-/** The most "other" CPU over the runs of aggregates (or plain splits). */
-function otherOf(...parts: (Aggregate | CpuSplit | null)[]): number {
-  let most = 0;
-  for (const part of parts) {
-    if (!part) continue;
-    const runs = (part as Aggregate).runs;
-    const splits = Array.isArray(runs) ? runs.map((r) => r.cpu) : [part as CpuSplit];
-    for (const cpu of splits) most = Math.max(most, Number(cpu?.other ?? 0));
-  }
-  return most;
+  phaseCpu: Record<'firstRequest' | 'fastFirstRequest' | 'management' | 'revocation', CpuSplit> & {
+    duringList: CpuSplit | null;
+  };
 }
 
 /** The fixed rate was not held (machine too busy): the two p99s are not at the same load. */
 const heldRate = (l: LatencyResult) =>
   Math.min(l.apk.rps, l.baseline.rps) < 0.95 * l.rate ? 'RATE NOT HELD; ' : '';
-
-const invalid = (errors: number) => (errors > 0 ? `INVALID: ${errors} errors/refusals; ` : '');
-
-type RawFigure = Omit<Figure, 'disturbed' | 'otherCores'> & { other: number };
 
 export function figures(r: Results): Figure[] {
   return rawFigures(r).map(({ other, ...row }) => {
@@ -129,6 +76,8 @@ function rawFigures(r: Results): RawFigure[] {
       firstRequestCpu: r.phaseCpu.firstRequest,
       apkMin: 0.85,
       bearerMin: 0.8,
+      halfRateP99Max: 1,
+      firstRequestMax: 5,
     }),
     ...groupFigures({
       prefix: 'fast_',
@@ -140,15 +89,23 @@ function rawFigures(r: Results): RawFigure[] {
       firstRequestCpu: r.phaseCpu.fastFirstRequest,
       apkMin: 0.9,
       bearerMin: 0.9,
+      // Issue 23 judges the fast group's added p99 at full load (fast_apk_p99_added_max_rate):
+      // the rate that matters for capacity, measured in the same runs as the ratio. The
+      // half-rate row stays as a reference without a target (its wrk schedule and this shared
+      // machine's tail decide it as much as the gateway does); the engine's keeps issue 7's.
+      halfRateP99Max: null,
+      firstRequestMax: 3,
+      cacheOffMin: 0.35,
     }),
+    ...missPathFigures(r.fast.throughput, r.fast.duringList, r.phaseCpu.duringList),
     {
       id: 'revocation_worst',
       other: otherOf(r.phaseCpu.revocation),
       figure: 'revocation on 2 pairs, worst of deletes',
       measured: round(v.worstMs, 1),
       unit: 'ms',
-      target: '<= 100 ms',
-      pass: v.failures === 0 && v.worstMs <= 100,
+      target: `<= ${REVOCATION_MAX_MS} ms`,
+      pass: v.failures === 0 && v.worstMs <= REVOCATION_MAX_MS,
       rps: null,
       p50: v.p50Ms,
       p99: null,
@@ -200,9 +157,14 @@ interface Group {
   latency: LatencyResult;
   firstRequest: FirstRequestResult;
   firstRequestCpu: CpuSplit;
-  /** Throughput ratio targets: issue 7's for the engine rows, issue 10's for the fast ones. */
+  /** Targets: issue 7's for the engine rows, issues 10's and 23's for the fast ones. */
   apkMin: number;
   bearerMin: number;
+  /** null: the row is a reference line. */
+  halfRateP99Max: number | null;
+  firstRequestMax: number;
+  /** Cache off vs baseline; absent: a reference line. */
+  cacheOffMin?: number;
 }
 
 /** One group's rows: its baseline, the seen-credential ratios, p99 added, first sight. */
@@ -248,8 +210,11 @@ function groupFigures(g: Group): RawFigure[] {
       figure: `${g.label}: API key: p99 added at half max rate`,
       measured: round(l.addedP99),
       unit: 'ms',
-      target: '<= 1 ms',
-      pass: l.apk.errors + l.baseline.errors === 0 && l.addedP99 <= 1,
+      target: g.halfRateP99Max === null ? '(reference)' : `<= ${g.halfRateP99Max} ms`,
+      pass:
+        g.halfRateP99Max === null
+          ? null
+          : l.apk.errors + l.baseline.errors === 0 && l.addedP99 <= g.halfRateP99Max,
       rps: l.rate,
       p50: l.apk.p50,
       p99: l.apk.p99,
@@ -282,8 +247,8 @@ function groupFigures(g: Group): RawFigure[] {
       figure: `${g.label}: key never seen (first request): p99`,
       measured: round(f.fresh.p99),
       unit: 'ms',
-      target: '<= 5 ms',
-      pass: f.failures === 0 && f.fresh.p99 <= 5,
+      target: `<= ${g.firstRequestMax} ms`,
+      pass: f.failures === 0 && f.fresh.p99 <= g.firstRequestMax,
       rps: null,
       p50: f.fresh.p50,
       p99: f.fresh.p99,
@@ -302,8 +267,8 @@ function groupFigures(g: Group): RawFigure[] {
       figure: `${g.label}: cache off (every request asks the sidecar)`,
       measured: round(ratio),
       unit: 'ratio',
-      target: '(reference)',
-      pass: null,
+      target: g.cacheOffMin === undefined ? '(reference)' : `>= ${g.cacheOffMin.toFixed(2)}`,
+      pass: g.cacheOffMin === undefined ? null : cacheOff.errors === 0 && ratio >= g.cacheOffMin,
       rps: cacheOff.rps,
       p50: cacheOff.p50,
       p99: cacheOff.p99,

@@ -1,5 +1,5 @@
 import type { CpuSplit } from '../cpu-split.js';
-import type { Figure } from './figures.js';
+import type { Figure } from './figure.js';
 
 const num = (n: number | null, digits: number) =>
   n === null || !Number.isFinite(n) ? '-' : n.toFixed(digits);
@@ -38,4 +38,16 @@ export function formatCpu(cpu: CpuSplit | null): string {
     .sort((a, b) => b[1] - a[1])
     .map(([k, v]) => `${k} ${v.toFixed(2)}`)
     .join(', ')}; idle ${(idle ?? 0).toFixed(2)}`;
+}
+
+/** One line: how many targets were met, and which were not (a row without a number never is). */
+export function formatVerdict(rows: Figure[]): string {
+  const judged = rows.filter((r) => r.pass !== null);
+  const missed = judged.filter((r) => !r.pass);
+  const unmeasured = rows.filter((r) => !Number.isFinite(r.measured)).map((r) => r.id);
+  return (
+    `targets met: ${judged.length - missed.length} of ${judged.length}` +
+    (missed.length > 0 ? `; missed: ${missed.map((r) => r.id).join(', ')}` : '') +
+    (unmeasured.length > 0 ? `; not measured: ${unmeasured.join(', ')}` : '')
+  );
 }

@@ -16,14 +16,14 @@ import { encodeCursor } from '../../sidecar/management/page-cursor.js';
 import { Cleanup } from '../cleanup.js';
 import { cpuMeter, type ProcessRoots } from '../cpu-split.js';
 import { Client } from '../load/client.js';
+import { curlGet } from '../load/curl-get.js';
+import { rssMb, rssSampler } from '../rss.js';
 import { BENCH_PATH, engineSessionCookie } from '../stack/engine-session.js';
+import { fillTo } from '../stack/fill-clients.js';
 import { startGateway } from '../stack/gateway.js';
 import { startSharedDatabase } from '../stack/postgres.js';
 import { CLIENTS_PATH } from '../stack/setup.js';
 import { percentile } from '../stats.js';
-import { fillTo } from './fill.js';
-import { rssMb, rssSampler } from './rss.js';
-import { curlGet } from './stream-get.js';
 
 interface Row {
   size: number;

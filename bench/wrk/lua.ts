@@ -9,14 +9,17 @@ export const RESULT_MARK = 'BENCH_RESULT ';
 const DONE = `
 function done(summary, latency, requests)
   local e = summary.errors
+  -- A script that counts answers by status defines bench_statuses (a JSON object as text).
+  local statuses = ''
+  if bench_statuses then statuses = ',"statuses":' .. bench_statuses() end
   io.write(string.format(
     '${RESULT_MARK}{"requests":%d,"durationUs":%d,"bytes":%d,' ..
     '"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},' ..
-    '"latencyUs":{"mean":%.1f,"max":%d,"p50":%d,"p90":%d,"p99":%d,"p999":%d}}\\n',
+    '"latencyUs":{"mean":%.1f,"max":%d,"p50":%d,"p90":%d,"p99":%d,"p999":%d}',
     summary.requests, summary.duration, summary.bytes,
     e.connect, e.read, e.write, e.status, e.timeout,
     latency.mean, latency.max, latency:percentile(50), latency:percentile(90),
-    latency:percentile(99), latency:percentile(99.9)))
+    latency:percentile(99), latency:percentile(99.9)) .. statuses .. '}\\n')
 end
 `;
 
@@ -80,5 +83,52 @@ end
 function request()
   i = i % #requests + 1
   return requests[i]
+end
+${DONE}`;
+
+/**
+ * The flood: every request presents the API key id given as argument with a new random secret
+ * of the real format (43 characters of base64url), so no two requests share a credential and
+ * no decision cache can answer from an earlier one. The request is built once around a
+ * placeholder; per request only the secret is drawn and spliced in. Answers are counted by
+ * status in `response()` and printed by `done`: the gateway decides what a wrong secret gets
+ * (401, 429 once a failure budget is spent, ...), the bench only counts.
+ * Arguments: the client id, a random seed.
+ */
+export const FLOOD = `
+local alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+local head, tail
+local secret = {}
+local threads = {}
+-- A global: done() reads it from each thread with thread:get.
+counts = {}
+function setup(thread)
+  threads[#threads + 1] = thread
+end
+function init(args)
+  math.randomseed(tonumber(args[2]))
+  local headers = {}
+  for name, value in pairs(wrk.headers) do headers[name] = value end
+  headers['Authorization'] = 'apk ' .. args[1] .. '.@SECRET@'
+  local request = wrk.format(nil, nil, headers)
+  local at = request:find('@SECRET@', 1, true)
+  head = request:sub(1, at - 1)
+  tail = request:sub(at + 8)
+end
+function request()
+  for i = 1, 43 do secret[i] = alphabet:byte(math.random(64)) end
+  return head .. string.char(unpack(secret)) .. tail
+end
+function response(status, headers, body)
+  counts[status] = (counts[status] or 0) + 1
+end
+function bench_statuses()
+  local total = {}
+  for _, thread in ipairs(threads) do
+    for status, n in pairs(thread:get('counts')) do total[status] = (total[status] or 0) + n end
+  end
+  local parts = {}
+  for status, n in pairs(total) do parts[#parts + 1] = string.format('"%d":%d', status, n) end
+  return '{' .. table.concat(parts, ',') .. '}'
 end
 ${DONE}`;

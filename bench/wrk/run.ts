@@ -16,6 +16,8 @@ export interface WrkResult {
   max: number;
   /** Socket errors plus answers with status > 399: a valid run has none. */
   errors: { connect: number; read: number; write: number; status: number; timeout: number };
+  /** Answers by status, when the script counts them (the flood's `response()`). */
+  statuses?: Record<string, number>;
 }
 
 export interface WrkRun {
@@ -73,6 +75,7 @@ export async function runWrk(run: WrkRun): Promise<WrkResult> {
     durationUs: number;
     errors: WrkResult['errors'];
     latencyUs: Record<'mean' | 'max' | 'p50' | 'p90' | 'p99' | 'p999', number>;
+    statuses?: Record<string, number>;
   };
   const seconds = raw.durationUs / 1e6;
   const ms = (us: number) => us / 1000;
@@ -87,6 +90,7 @@ export async function runWrk(run: WrkRun): Promise<WrkResult> {
     mean: ms(raw.latencyUs.mean),
     max: ms(raw.latencyUs.max),
     errors: raw.errors,
+    ...(raw.statuses ? { statuses: raw.statuses } : {}),
   };
 }
 

@@ -4,20 +4,46 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
-import { FIGURE_IDS } from '../../bench/report/figures.js';
+import { FIGURE_IDS } from '../../bench/report/figure.js';
 
 const MAIN = join(import.meta.dirname, '../../dist/bench/main.js');
+
+interface Flood {
+  failed: string[];
+  requests: number;
+  statuses: Record<string, number>;
+}
+interface DuringList {
+  lists: number;
+  probes: number;
+  rss: { growth: number };
+}
 
 let out: string | undefined;
 afterAll(async () => {
   if (out) await rm(out, { recursive: true, force: true });
 });
 
+/** Issue 23's rows: the check against FIGURE_IDS below would not notice one dropped from it. */
+const MISS_PATH_IDS = [
+  'fast_apk_throughput',
+  'fast_apk_p99_added_max_rate',
+  'fast_cache_off_throughput',
+  'fast_flood_ratio',
+  'fast_bearer_throughput',
+  'fast_first_request_p99',
+  'fast_first_request_during_list_p99',
+  'fast_list_sidecar_rss_growth',
+  'revocation_worst',
+];
+
 // A smoke test of the harness (npm run bench -- --quick): it runs to the end, produces every
-// figure of the table (issue 7's engine rows, issue 10's fast rows) as JSON, and leaves nothing
-// behind. Timings never decide here: pass/fail of a target is the bench's report, not this test's.
+// figure of the table (issue 7's engine rows, issue 10's fast rows, issue 23's miss path) as
+// JSON, and leaves nothing behind. Timings never decide here: pass/fail of a target is the
+// bench's report, not this test's.
 test('npm run bench --quick produces every figure as JSON and cleans up', async () => {
   expect(existsSync(MAIN), 'run `npm run build` first').toBe(true);
+  expect(FIGURE_IDS).toEqual(expect.arrayContaining(MISS_PATH_IDS));
   out = await mkdtemp(join(tmpdir(), 'gw-bench-smoke-'));
   const { code, stdout, stderr } = await new Promise<{
     code: number | null;
@@ -41,6 +67,7 @@ test('npm run bench --quick produces every figure as JSON and cleans up', async 
     commit: string;
     machine: Record<string, unknown>;
     figures: { id: string; measured: unknown; target: unknown; pass: unknown }[];
+    details: { fast: { throughput: { flood: Flood }; duringList: DuringList } };
   };
   expect(results.figures.map((f) => f.id).sort()).toEqual([...FIGURE_IDS].sort());
   for (const figure of results.figures) {
@@ -48,6 +75,16 @@ test('npm run bench --quick produces every figure as JSON and cleans up', async 
     expect(typeof figure.target).toBe('string');
     expect([true, false, null]).toContain(figure.pass);
   }
+  // The flood ran beside every flooded run and counted every answer it got, whatever status
+  // the gateway chose; the list-alls ran while the fresh keys were presented.
+  const { flood } = results.details.fast.throughput;
+  const { duringList } = results.details.fast;
+  expect(flood.failed).toEqual([]);
+  expect(flood.requests).toBeGreaterThan(0);
+  expect(Object.values(flood.statuses).reduce((a, n) => a + n, 0)).toBe(flood.requests);
+  expect(duringList.lists).toBeGreaterThan(0);
+  expect(duringList.probes).toBeGreaterThan(0);
+  expect(Number.isFinite(duringList.rss.growth)).toBe(true);
   for (const key of ['cpu', 'cores', 'memoryGb', 'node', 'nginx', 'wrk']) {
     expect(results.machine[key], key).toBeTruthy();
   }
