@@ -149,16 +149,68 @@ local function question(credential, admin)
   return headers
 end
 
--- One hop to the sidecar's own socket when nginx knows it; else through the control socket.
-local function ask(credential, admin)
+-- Where to ask and how long to wait: one hop to the sidecar's own socket when nginx knows it,
+-- else through the control socket.
+local function sidecar_target()
   local var = ngx.var
   local direct = var[contract.sidecar_variable]
   if direct and direct ~= "" then
-    return sidecar.ask(direct, contract.auth_path, question(credential, admin),
-      tonumber(var[contract.auth_timeout_variable]) or DEFAULT_ASK_TIMEOUT_MS)
+    return direct, tonumber(var[contract.auth_timeout_variable]) or DEFAULT_ASK_TIMEOUT_MS
   end
-  return sidecar.ask(var[contract.control_socket_variable], contract.auth_path,
-    question(credential, admin), CONTROL_ASK_TIMEOUT_MS)
+  return var[contract.control_socket_variable], CONTROL_ASK_TIMEOUT_MS
+end
+
+local function ask(credential, admin)
+  local address, timeout = sidecar_target()
+  return sidecar.ask(address, contract.auth_path, question(credential, admin), timeout)
+end
+
+-- Keeps the record of `key_id` from the sidecar's answer `res` to a question asked at
+-- `asked_at`, for the lifetime the settings give (an unknown id's at most UNKNOWN_LIFETIME_S).
+-- Returns the record, or nil when the answer carries none.
+local function learn(key_id, res, asked_at, max_age_ms)
+  local status = res.status
+  if status ~= 401 and (status < 200 or status >= 300) then
+    return nil
+  end
+  local rec = keys.from_answer(res.header, key_id)
+  if rec then
+    local lifetime = max_age_ms / 1000
+    if rec.kind == "unknown" then
+      lifetime = math.min(lifetime, UNKNOWN_LIFETIME_S)
+    end
+    keys.put(key_id, rec, asked_at, lifetime)
+  end
+  return rec
+end
+
+-- A record in use is learnt again in the background once half its lifetime is gone, so a key
+-- in steady use never meets a miss, and an attacked id whose budget is spent never loses the
+-- record its owner passes by. One refresh per id at a time, across workers; the question is
+-- the one the caller's request would ask (its credential was just found right).
+local REFRESH_CLAIM_S = 5
+local function refresh_later(key_id, rec, credential, max_age_ms)
+  if ngx.now() - rec.learnt_at < max_age_ms / 2000 or not keys.claim_refresh(key_id, REFRESH_CLAIM_S) then
+    return
+  end
+  local address, timeout = sidecar_target()
+  local headers = question(credential, false)
+  local ok, err = ngx.timer.at(0, function(premature)
+    if premature then
+      return
+    end
+    ngx.update_time()
+    local asked_at = ngx.now()
+    local res, why = sidecar.ask(address, contract.auth_path, headers, timeout)
+    if res then
+      learn(key_id, res, asked_at, max_age_ms)
+    else
+      ngx.log(ngx.WARN, "cannot refresh a key record: ", why)
+    end
+  end)
+  if not ok then
+    ngx.log(ngx.WARN, "cannot start a key record refresh: ", err)
+  end
 end
 
 -- `apk <id>.<secret>` in the only shape a key is issued in (an id that is a safe integer, a
@@ -259,6 +311,7 @@ local function check(admin)
       -- Admin decisions are never reused: management asks every time, a refusal above aside.
       if not admin then
         counts.key_hit = counts.key_hit + 1
+        refresh_later(key_id, rec, credential, max_age_ms)
         return use(rec.identity)
       end
       right_secret = true
@@ -297,17 +350,8 @@ local function check(admin)
   end
   local status = res.status
   local learnt = nil
-  if key_id and remember and (status == 401 or (status >= 200 and status < 300)) then
-    local rec = keys.from_answer(res.header, key_id)
-    if rec then
-      learnt = rec
-      ngx.update_time()
-      local lifetime = max_age_ms / 1000
-      if rec.kind == "unknown" then
-        lifetime = math.min(lifetime, UNKNOWN_LIFETIME_S)
-      end
-      keys.put(key_id, rec, asked_at, lifetime)
-    end
+  if key_id and remember then
+    learnt = learn(key_id, res, asked_at, max_age_ms)
   end
   if status >= 200 and status < 300 then
     local identity = identity_from(res.header)

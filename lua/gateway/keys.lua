@@ -191,11 +191,18 @@ function M.get(id)
     records:delete(id)
     return nil
   end
+  rec.learnt_at = created
   local ttl = records:ttl(id)
   if ttl and ttl > 0 then
     decoded:set(id, { created = created, rec = rec }, ttl)
   end
   return rec
+end
+
+-- True for the one caller (across workers) that may refresh the record of `id` now; the claim
+-- lapses after `seconds` so a refresh that never came back is tried again.
+function M.claim_refresh(id, seconds)
+  return records ~= nil and records:add("refresh " .. id, true, seconds) == true
 end
 
 -- Keeps `rec` (from M.from_answer), learnt from a question asked at `created`, for `lifetime` s.
