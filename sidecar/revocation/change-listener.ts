@@ -16,7 +16,7 @@ export interface ChangeListenerOptions {
 
 /**
  * LISTENs on its own connection for changes of API clients (a trigger NOTIFYs the row id on
- * every UPDATE or DELETE, whichever sidecar made it) and invalidates this sidecar's nginx.
+ * INSERT, UPDATE or DELETE, whichever sidecar made it) and invalidates this sidecar's nginx.
  * Notifications sent while the connection is down are lost, so losing it and every
  * (re)connection invalidate everything: after a gap, nothing decided before it is trusted.
  */

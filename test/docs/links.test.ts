@@ -5,6 +5,8 @@ import { describe, expect, test } from 'vitest';
 // The documentation travels with the repository: a clone has no sibling folders, so README.md and
 // docs/ may point only at files of the repository itself, and every such link must resolve
 // (anchors included) when the Markdown is read on a forge or in an editor.
+// Not under test/unit on purpose: a change there makes the mutation run test every static
+// mutant again, and this covers no mutated code.
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
