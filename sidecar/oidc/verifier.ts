@@ -5,6 +5,7 @@ import type { OidcOptions } from '../auth/method-toggles.js';
 import { isExpired } from '../clients/api-client.js';
 import type { ClientDirectory } from '../clients/client-directory.js';
 import type { Logger } from '../log.js';
+import { MAX_TEXT } from '../management/api-client-input.js';
 import type { SidecarMetrics } from '../metrics/sidecar-metrics.js';
 import { algorithmRefusal } from './algorithms.js';
 import { OidcError } from './errors.js';
@@ -15,8 +16,8 @@ import { describeTokenError } from './token-errors.js';
 
 /** Far above any real JWT; refusing bigger ones early keeps parsing cheap. */
 const MAX_TOKEN_CHARS = 16 * 1024;
-/** `api_client_id` is at most 255 characters: a longer claim cannot match, so no query. */
-const MAX_API_CLIENT_ID = 255;
+/** `api_client_id` is at most MAX_TEXT characters: a longer claim cannot match, so no query. */
+const MAX_API_CLIENT_ID = MAX_TEXT;
 
 type Checked =
   | { ok: true; clientId: string; clientName: string | null; expiresAt: number }
