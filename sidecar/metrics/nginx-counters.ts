@@ -1,6 +1,6 @@
-import { request } from 'node:http';
 import { Counter, Gauge } from 'prom-client';
 import { CONTROL, LUA_COUNTERS } from '../../common/contract.js';
+import { readControlSocket } from '../control-socket-read.js';
 import type { SidecarMetrics } from './sidecar-metrics.js';
 
 type Snapshot = Record<string, number>;
@@ -74,29 +74,9 @@ export function registerNginxCounters(metrics: SidecarMetrics, socketPath: strin
 }
 
 /** The control socket's counters, or null when nginx does not answer with them. */
-function fetchCounters(socketPath: string): Promise<Snapshot | null> {
-  return new Promise((resolve) => {
-    const req = request(
-      { socketPath, path: CONTROL.metrics, method: 'GET', timeout: TIMEOUT_MS },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > MAX_BODY) req.destroy();
-          else chunks.push(chunk);
-        });
-        res.on('error', () => resolve(null));
-        res.on('end', () => {
-          if (res.statusCode !== 200) return resolve(null);
-          resolve(parseCounters(Buffer.concat(chunks).toString('utf8')));
-        });
-      },
-    );
-    req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(null));
-    req.end();
-  });
+async function fetchCounters(socketPath: string): Promise<Snapshot | null> {
+  const answer = await readControlSocket(socketPath, CONTROL.metrics, 'GET', TIMEOUT_MS, MAX_BODY);
+  return answer?.status === 200 ? parseCounters(answer.text) : null;
 }
 
 /** Only non-negative finite numbers under known or refusal keys count; anything else is dropped. */

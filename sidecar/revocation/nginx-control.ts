@@ -1,5 +1,6 @@
 import { request } from 'node:http';
 import { CONTROL } from '../../common/contract.js';
+import { readControlSocket } from '../control-socket-read.js';
 import type { Logger } from '../log.js';
 import type { SidecarMetrics } from '../metrics/sidecar-metrics.js';
 
@@ -45,6 +46,11 @@ export const NO_INVALIDATOR: DecisionInvalidator = {
 };
 
 const TIMEOUT_MS = 2_000;
+/**
+ * nginx subtracts the counts it hands over, so an answer cut short would lose them: the cap is
+ * as large as the shared dict that holds them (gateway_budgets, 10 MB) could ever render.
+ */
+const FAILURES_MAX_BODY = 32 * 1024 * 1024;
 
 /**
  * nginx's control endpoint on a unix socket (never the public port). A failure is logged and
@@ -68,41 +74,25 @@ export class NginxControl implements DecisionInvalidator, NginxFailureSource {
   }
 
   async drainFailures(): Promise<NginxFailureCount[]> {
-    const text = await this.postForText(CONTROL.failures);
-    if (text === null) return [];
+    // nginx not running holds no counts; any other failure is retried at the next flush.
+    const answer = await readControlSocket(
+      this.socketPath,
+      CONTROL.failures,
+      'POST',
+      TIMEOUT_MS,
+      FAILURES_MAX_BODY,
+    );
+    if (answer === null) return [];
+    if (answer.status !== 200) {
+      this.log.error('nginx refused to give its failure counts', { status: answer.status });
+      return [];
+    }
     try {
-      return parseFailureCounts(JSON.parse(text));
+      return parseFailureCounts(JSON.parse(answer.text));
     } catch {
       this.log.error('nginx answered its failure counts with something that is not JSON');
       return [];
     }
-  }
-
-  /** POST with an empty body; the answer's text on a 200, else null (logged). */
-  private postForText(path: string): Promise<string | null> {
-    return new Promise((resolve) => {
-      const req = request(
-        { socketPath: this.socketPath, path, method: 'POST', timeout: TIMEOUT_MS },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            if (res.statusCode === 200) resolve(Buffer.concat(chunks).toString('utf8'));
-            else {
-              this.log.error('nginx refused to give its failure counts', {
-                status: res.statusCode,
-              });
-              resolve(null);
-            }
-          });
-          res.on('error', () => resolve(null));
-        },
-      );
-      req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS} ms`)));
-      // nginx not running holds no counts; any other failure is retried at the next flush.
-      req.on('error', () => resolve(null));
-      req.end();
-    });
   }
 
   private counted(scope: 'clients' | 'all', ok: boolean): boolean {
