@@ -3,12 +3,13 @@ import type pg from 'pg';
 import { TransactionalChanges } from './audit/audited-change.js';
 import { ApiKeyVerifier } from './auth/api-key-verifier.js';
 import { type AuthObserver, NO_OBSERVER } from './auth/auth-observer.js';
-import { createAuthHandler, sendJson } from './auth/auth-route.js';
+import { answerOverHttp, createAuthDecider, sendJson } from './auth/auth-route.js';
 import { Authenticator } from './auth/authenticator.js';
 import type { BearerVerifier } from './auth/bearer-verifier.js';
 import { ClientDirectory } from './clients/client-directory.js';
 import { ClientStore } from './clients/client-store.js';
 import { asciiJson, INTERNAL_ERROR_BODY } from './errors/api-error.js';
+import { acceptAuthFrames } from './frames/frame-listener.js';
 import type { Logger } from './log.js';
 import { createManagementApp } from './management/app.js';
 import type { SidecarMetrics } from './metrics/sidecar-metrics.js';
@@ -54,7 +55,8 @@ export function createSidecarServer({
     bearer?.(directory) ?? null,
     observer,
   );
-  const auth = createAuthHandler(authenticator, log, metrics);
+  const decide = createAuthDecider(authenticator, log, metrics);
+  const auth = answerOverHttp(decide);
   const management = createManagementApp({
     store: new ClientStore(managementPool),
     authenticator,
@@ -87,6 +89,8 @@ export function createSidecarServer({
     }
     management(req, res);
   });
+  // nginx's Lua code asks /auth in auth frames on this same socket, without HTTP on either side.
+  acceptAuthFrames(server, decide, log);
   // Node's parser refuses what it cannot read (an unknown method, raw bytes in the path)
   // before any handler runs: answer that in the one error shape too, never an empty reply.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {

@@ -149,20 +149,27 @@ local function question(credential, admin)
   return headers
 end
 
--- Where to ask and how long to wait: one hop to the sidecar's own socket when nginx knows it,
--- else through the control socket.
+-- Where to ask and how long to wait: one hop to the sidecar's own socket when nginx knows it
+-- (true: in an auth frame), else through the control socket (HTTP).
 local function sidecar_target()
   local var = ngx.var
   local direct = var[contract.sidecar_variable]
   if direct and direct ~= "" then
-    return direct, tonumber(var[contract.auth_timeout_variable]) or DEFAULT_ASK_TIMEOUT_MS
+    return direct, tonumber(var[contract.auth_timeout_variable]) or DEFAULT_ASK_TIMEOUT_MS, true
   end
-  return var[contract.control_socket_variable], CONTROL_ASK_TIMEOUT_MS
+  return var[contract.control_socket_variable], CONTROL_ASK_TIMEOUT_MS, false
+end
+
+local function ask_at(address, timeout, direct, headers)
+  if direct then
+    return sidecar.ask_direct(address, headers, timeout)
+  end
+  return sidecar.ask(address, contract.auth_path, headers, timeout)
 end
 
 local function ask(credential, admin)
-  local address, timeout = sidecar_target()
-  return sidecar.ask(address, contract.auth_path, question(credential, admin), timeout)
+  local address, timeout, direct = sidecar_target()
+  return ask_at(address, timeout, direct, question(credential, admin))
 end
 
 -- Keeps the record of `key_id` from the sidecar's answer `res` to a question asked at
@@ -192,13 +199,13 @@ local REFRESH_CLAIM_S = 5
 
 -- The timer's side of a refresh. A function of its own, not a closure: a closure made on the
 -- hit path (bytecode FNEW) stops LuaJIT from compiling the path at all.
-local function refresh_now(premature, key_id, address, timeout, headers, max_age_ms)
+local function refresh_now(premature, key_id, address, timeout, direct, headers, max_age_ms)
   if premature then
     return
   end
   ngx.update_time()
   local asked_at = ngx.now()
-  local res, why = sidecar.ask(address, contract.auth_path, headers, timeout)
+  local res, why = ask_at(address, timeout, direct, headers)
   if res then
     learn(key_id, res, asked_at, max_age_ms)
   else
@@ -210,8 +217,8 @@ local function refresh(key_id, credential, max_age_ms)
   if not keys.claim_refresh(key_id, REFRESH_CLAIM_S) then
     return
   end
-  local address, timeout = sidecar_target()
-  local ok, err = ngx.timer.at(0, refresh_now, key_id, address, timeout,
+  local address, timeout, direct = sidecar_target()
+  local ok, err = ngx.timer.at(0, refresh_now, key_id, address, timeout, direct,
     question(credential, false), max_age_ms)
   if not ok then
     ngx.log(ngx.WARN, "cannot start a key record refresh: ", err)
