@@ -245,9 +245,10 @@ end
 -- bytes> <body bytes>\n", the header lines (names lower-case), the body.
 local FRAME_MAGIC = "GWA1\n"
 
--- Pure: the question's bytes, or nil and a reason (a value that could split the frame).
-function M.build_frame(headers)
-  local parts = { FRAME_MAGIC }
+-- Pure: headers as frame lines ("Name: value\n" each), or nil and a reason (a value that could
+-- split the frame).
+function M.frame_lines(headers)
+  local parts = {}
   local re_find = ngx.re.find
   for i = 1, #headers do
     local name, value = headers[i][1], headers[i][2]
@@ -256,8 +257,35 @@ function M.build_frame(headers)
     end
     parts[#parts + 1] = name .. ": " .. value .. "\n"
   end
-  parts[#parts + 1] = "\n"
   return table.concat(parts)
+end
+
+M.FRAME_MAGIC = FRAME_MAGIC
+
+-- Pure: the question's bytes, or nil and a reason.
+function M.build_frame(headers)
+  local lines, why = M.frame_lines(headers)
+  if not lines then
+    return nil, why
+  end
+  return FRAME_MAGIC .. lines .. "\n"
+end
+
+-- Pure: a question's headers back as {name, value} pairs (to ask a sidecar without frames).
+function M.frame_headers(frame)
+  local headers = {}
+  local at = #FRAME_MAGIC + 1
+  while true do
+    local eol = find(frame, "\n", at, true)
+    if not eol or eol == at then
+      return headers
+    end
+    local colon = find(frame, ": ", at, true)
+    if colon and colon < eol then
+      headers[#headers + 1] = { sub(frame, at, colon - 1), sub(frame, colon + 2, eol - 1) }
+    end
+    at = eol + 1
+  end
 end
 
 local MAX_FRAME_PART = 65536
@@ -349,15 +377,11 @@ local function frame_attempt(host, port, frame, timeout_ms, pool)
   }
 end
 
--- The one hop: asks /auth at `address` (the sidecar's own socket) in an auth frame; the
--- answer is shaped as ask()'s. A sidecar that speaks only HTTP is asked in HTTP.
-function M.ask_direct(address, headers, timeout_ms)
+-- The one hop: asks /auth at `address` (the sidecar's own socket) with `frame` (build_frame);
+-- the answer is shaped as ask()'s. A sidecar that speaks only HTTP is asked in HTTP.
+function M.ask_direct(address, frame, timeout_ms)
   if ngx.now() < http_only_until then
-    return M.ask(address, "/auth", headers, timeout_ms)
-  end
-  local frame, why = M.build_frame(headers)
-  if not frame then
-    return nil, why
+    return M.ask(address, "/auth", M.frame_headers(frame), timeout_ms)
   end
   local host, port = M.parse_address(address)
   if not host then
@@ -372,7 +396,7 @@ function M.ask_direct(address, headers, timeout_ms)
   if not res and err == "http" then
     ngx.log(ngx.WARN, "the sidecar at ", address, " answers HTTP only; asking it in HTTP")
     http_only_until = ngx.now() + HTTP_ONLY_S
-    return M.ask(address, "/auth", headers, timeout_ms)
+    return M.ask(address, "/auth", M.frame_headers(frame), timeout_ms)
   end
   return res, err
 end

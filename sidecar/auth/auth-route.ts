@@ -139,18 +139,3 @@ function json(status: number, body: string, headers: Record<string, string>): Au
     },
   };
 }
-
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: string,
-  headers: Record<string, string>,
-): void {
-  res.writeHead(status, {
-    ...headers,
-    'Content-Type': 'application/json',
-    'Content-Length': Buffer.byteLength(body),
-    'Cache-Control': 'no-store',
-  });
-  res.end(body);
-}
