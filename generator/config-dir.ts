@@ -1,5 +1,5 @@
-import { chown, mkdir, readFile, stat } from 'node:fs/promises';
 import { X509Certificate } from 'node:crypto';
+import { chown, mkdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { type CertificatePair, createSelfSignedCertificate } from './certificate.js';
 import { certificateProblems } from './certificate-check.js';
