@@ -173,14 +173,9 @@ export class GatewayContainer {
             POSTGRES_PASSWORD: password,
             POSTGRES_DB: 'gateway',
           })
-          // The air-gapped PostgreSQL image, like the official one, has no health check.
-          .withHealthCheck({
-            test: ['CMD-SHELL', 'pg_isready -h 127.0.0.1 -U gateway -d gateway'],
-            interval: 1_000,
-            timeout: 3_000,
-            retries: 60,
-            startPeriod: 0,
-          })
+          .withWaitStrategy(
+            Wait.forSuccessfulCommand('pg_isready -h 127.0.0.1 -U gateway -d gateway'),
+          )
           .withLogConsumer(keep('database'))
           .withStartupTimeout(this.startupTimeoutMs)
           .start();
@@ -198,6 +193,7 @@ export class GatewayContainer {
           ...(this.oidcCa === undefined ? {} : { OIDC_CA_FILE }),
         })
         .withBindMounts([{ source: parts.volume, target: CONTROL_DIR }])
+        .withWaitStrategy(probe('http://127.0.0.1:8081/healthz'))
         .withLogConsumer(keep('gateway'))
         .withStartupTimeout(this.startupTimeoutMs);
       if (this.oidcCa !== undefined) {
@@ -215,6 +211,7 @@ export class GatewayContainer {
         ])
         .withBindMounts([{ source: parts.volume, target: CONTROL_DIR }])
         .withExposedPorts(443)
+        .withWaitStrategy(probe('tls://127.0.0.1:443'))
         .withLogConsumer(keep('proxy'))
         .withStartupTimeout(this.startupTimeoutMs);
       if (this.hostAppPort !== undefined && !podman) {
@@ -253,8 +250,15 @@ function service(
 ): GenericContainer {
   return new GenericContainer(image)
     .withNetwork(network)
-    .withLabels({ ...labels, 'gw.service': name })
-    .withWaitStrategy(Wait.forHealthCheck());
+    .withLabels({ ...labels, 'gw.service': name });
+}
+
+/**
+ * Ready when the image's own health probe passes, run by testcontainers itself: podman without
+ * systemd schedules no HEALTHCHECK at all, and a busy engine runs them late.
+ */
+function probe(target: string) {
+  return Wait.forSuccessfulCommand(`node /usr/local/lib/gateway/healthcheck.mjs "${target}"`);
 }
 
 /** podman's Docker-compatible API says so in its version's components. */

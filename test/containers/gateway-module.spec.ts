@@ -41,7 +41,12 @@ beforeAll(async () => {
     .withNetworkAliases('engine')
     .withLabels(testLabels())
     .withEnvironment({ ENGINE_ADMIN_USER: 'admin', ENGINE_ADMIN_PASSWORD: 'engine-password' })
-    .withWaitStrategy(Wait.forHealthCheck())
+    // The image's probe run by testcontainers (podman here schedules no health checks).
+    .withWaitStrategy(
+      Wait.forSuccessfulCommand(
+        'node /usr/local/lib/gateway/healthcheck.mjs "http://127.0.0.1:8080/api" 200-499',
+      ),
+    )
     .withStartupTimeout(120_000)
     .start();
   const t0 = performance.now();
