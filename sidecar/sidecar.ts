@@ -70,10 +70,14 @@ export async function startSidecar(
       checkReadiness(pool),
       config.controlSocket ? checkNginx(config.controlSocket) : ({ ready: true } as const),
     ]);
-    if (!database.ready) return database;
+    // The database is every pair's: once this sidecar has served, losing it takes no pair out
+    // of a balancer (that would refuse every caller, not only the misses); nginx's decisions
+    // keep passing and misses are answered 503 JSON until it is back. Only a start waits for it.
+    if (!database.ready && !(serving && database.code === 'DATABASE_UNREACHABLE')) return database;
     if (!nginx.ready) return nginx;
-    if (serving) return database;
-    return { ready: false, code: 'STARTING', message: 'The sidecar is still starting.' };
+    if (!serving)
+      return { ready: false, code: 'STARTING', message: 'The sidecar is still starting.' };
+    return database.ready ? database : { ready: true, degraded: database };
   };
   const metricsServer = config.metricsListen
     ? createMetricsServer({ metrics, readiness, log })
