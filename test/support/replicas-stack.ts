@@ -40,7 +40,15 @@ export interface ReplicasStack {
   down(): Promise<void>;
 }
 
-export async function startReplicas(name = 'replicas'): Promise<ReplicasStack> {
+export interface ReplicasOptions {
+  /** The app logs one line per request (ENGINE_LOG_REQUESTS); off for the bench. */
+  appLogsRequests?: boolean;
+}
+
+export async function startReplicas(
+  name = 'replicas',
+  options: ReplicasOptions = {},
+): Promise<ReplicasStack> {
   const project = `gwtest-${process.env.GW_TEST_PID || process.pid}-${name}-${uniqueSuffix()}`;
   const original = await readFile(join(ROOT, 'docker-compose.replicas.yml'), 'utf8');
   // Only gateway-1's own line: one bootstrap key, not one per pair.
@@ -68,6 +76,7 @@ export async function startReplicas(name = 'replicas'): Promise<ReplicasStack> {
     GW_POSTGRES_IMAGE: IMAGES.database,
     GW_BALANCER_IMAGE: IMAGES.balancer,
     GW_BALANCER_BASE_IMAGE: IMAGES.balancerBase,
+    ENGINE_LOG_REQUESTS: options.appLogsRequests ? 'true' : 'false',
   };
   const composeArgs = ['-f', file, '--project-directory', ROOT, '--ansi', 'never'];
   const compose = (args: string[], timeoutMs = 240_000) =>
