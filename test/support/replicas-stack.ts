@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { packageRoot } from '../../common/package-root.js';
 import { freePort } from '../../native/ports.js';
 import { engine, IMAGES, removeLabelled, uniqueSuffix } from './container-engine.js';
 import { type HttpOptions, type HttpResponse, http } from './http.js';
@@ -14,7 +15,8 @@ import { type HttpOptions, type HttpResponse, http } from './http.js';
  * balancer at the published port. Shared by the container suite and `npm run bench:replicas`.
  */
 
-const ROOT = join(import.meta.dirname, '../..');
+// The repository, from the sources (vitest) and from dist/ (the bench) alike.
+const ROOT = packageRoot();
 const COMPOSE = 'docker-compose';
 const PROJECT_LABEL = 'com.docker.compose.project';
 export const PAIRS = ['pair-1', 'pair-2', 'pair-3'] as const;
@@ -31,6 +33,8 @@ export interface ReplicasStack {
   compose(args: string[], timeoutMs?: number): Promise<string>;
   /** A request through the balancer. */
   viaBalancer(path: string, options?: HttpOptions): Promise<HttpResponse>;
+  /** A pair's address on the composition's network (its nginx listens on 443 there). */
+  address(pair: Pair): string;
   /** A request straight to one pair's nginx, past the balancer. */
   viaPair(pair: Pair, path: string, options?: HttpOptions): Promise<HttpResponse>;
   /** The balancer's view of a pair: `status` (UP, DOWN, MAINT...) of HAProxy's `show stat`. */
@@ -161,6 +165,7 @@ export async function startReplicas(
       env,
       compose,
       viaBalancer,
+      address: (pair) => addresses.get(pair)!,
       viaPair,
       pairStatus,
       containerId: async (service) => (await containerOf(service)).Id,
