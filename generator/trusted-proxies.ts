@@ -13,20 +13,19 @@ export function proxyAddressProblem(value: string): string | null {
   const [address, bits] = value.split('/') as [string, string | undefined];
   const family = isIP(address);
   if (family === 0) return `${JSON.stringify(address)} is not an IPv4 or IPv6 address`;
-  if (bits === undefined) return null;
   const longest = family === 4 ? 32 : 128;
-  const prefix = Number(bits);
-  if (prefix > longest) return `the prefix length of ${value} must be at most ${longest}`;
+  // No prefix length: the one address. `!(<=)` below also refuses anything not a number.
+  const prefix = bits === undefined ? longest : Number(bits);
   // The whole internet: any caller could choose the id that every log then shows.
   if (prefix === 0) {
     return `${value} is every address, so an id from the open internet would be trusted; name the balancer's addresses`;
   }
+  if (!(prefix <= longest)) return `the prefix length of ${value} must be at most ${longest}`;
   return null;
 }
 
-const proxyAddress = z.string().check((ctx) => {
-  const problem = proxyAddressProblem(ctx.value);
-  if (problem !== null) ctx.issues.push({ code: 'custom', input: ctx.value, message: problem });
+const proxyAddress = z.string().refine((value) => proxyAddressProblem(value) === null, {
+  error: (issue) => proxyAddressProblem(issue.input as string) ?? undefined,
 });
 
 /**
