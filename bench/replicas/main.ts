@@ -55,6 +55,8 @@ async function main(): Promise<void> {
   }
   process.env.TESTCONTAINERS_RYUK_DISABLED = 'true';
   const startedAt = new Date();
+  // The code measured: taken now, not after the run (a commit meanwhile would be named).
+  const code = await codeVersion(ROOT);
   if (!argv.includes('--no-build')) {
     say('building the images (docker/build-airgapped-images.sh)');
     await buildImages();
@@ -77,7 +79,7 @@ async function main(): Promise<void> {
     const rollingRestart = await measureRollingRestart(stack, { concurrency: 4, minimum: 20_000 });
     const result = {
       startedAt: startedAt.toISOString(),
-      code: await codeVersion(ROOT),
+      code,
       machine: { cpus: cpus().length, loadAverage: loadavg() },
       throughput,
       revocation,
