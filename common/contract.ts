@@ -6,11 +6,25 @@
  */
 
 /**
- * The request id nginx generates (`$request_id`, 32 hex digits) for every request: sent to the
- * sidecar and the app under this header, replacing any the caller sent, and returned to the
- * caller on every answer (docs/decisions/20261123-request-ids-metrics-health.md).
+ * The request id of every request: nginx's own (`$request_id`, 32 hex digits), or the caller's
+ * `X-Request-Id` when the caller is a proxy named in `request_id.trusted_proxies` and the id
+ * has REQUEST_ID_SHAPE (docs/decisions/20261125-trusted-request-id.md). default.conf's `map`
+ * chooses it into `variable`, which is sent to the sidecar and the app under this header,
+ * replacing any the caller sent, returned on every answer and written in the access log
+ * (docs/decisions/20261123-request-ids-metrics-health.md).
  */
-export const REQUEST_ID = { header: 'X-Request-Id', variable: '$request_id' } as const;
+export const REQUEST_ID = {
+  header: 'X-Request-Id',
+  variable: '$gateway_request_id',
+  generated: '$request_id',
+} as const;
+
+/**
+ * The ids kept from a trusted proxy, and the ids the sidecar and the app log: nginx's 32 hex
+ * digits fit, and so do a balancer's UUIDs. Nothing that could break a log line or a header.
+ */
+export const REQUEST_ID_CHARACTERS = '[A-Za-z0-9._-]{1,64}';
+export const REQUEST_ID_SHAPE = new RegExp(`^${REQUEST_ID_CHARACTERS}$`);
 
 /** The methods' switches in default.conf (spec 5.3): `true` or `false`. */
 export const TOGGLE_VARIABLES = {

@@ -9,6 +9,7 @@ import {
   MAX_AGE_LIMIT_MS,
   NGINX_NAMES,
   REFUSAL_FROM_SIDECAR,
+  REQUEST_ID,
   REQUIRE_ADMIN_HEADER,
   TOGGLE_VARIABLES,
 } from '../common/contract.js';
@@ -74,6 +75,7 @@ export function renderLuaContract(): string {
       (row) => `    { ${luaString(row.header)}, ${luaString(bare(row.variable))} },`,
     ),
     '  },',
+    `  request_id_variable = ${luaString(bare(REQUEST_ID.variable))},`,
     `  require_admin_header = ${luaString(REQUIRE_ADMIN_HEADER)},`,
     `  max_age_variable = ${luaString(bare(NGINX_NAMES.maxAgeVariable))},`,
     `  max_age_limit_s = ${MAX_AGE_LIMIT_MS / 1000},`,

@@ -11,6 +11,7 @@ import {
   UNIX_SOCKET,
   URL_TEXT,
 } from './patterns.js';
+import { requestIdSchema } from './trusted-proxies.js';
 
 /** TLS versions nginx 1.22 with OpenSSL 3 can offer; SSLv2/SSLv3 are deliberately not accepted. */
 export const TLS_PROTOCOLS = ['TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'] as const;
@@ -245,6 +246,7 @@ export const settingsObjectSchema = z.strictObject({
   failure_budget: failureBudgetSchema.prefault({}),
   hsts_max_age_s: hstsMaxAge,
   console: consoleSchema.prefault({}),
+  request_id: requestIdSchema.prefault({}),
 });
 
 /** The complete settings schema: per-field rules plus the rules that span fields. */
@@ -286,4 +288,5 @@ export const ALLOWED_KEYS: Record<string, string[]> = {
   timeouts: Object.keys(timeoutsSchema.shape),
   failure_budget: Object.keys(failureBudgetSchema.shape),
   console: Object.keys(consoleSchema.shape),
+  request_id: Object.keys(requestIdSchema.shape),
 };

@@ -6,6 +6,7 @@ import {
   IDENTITY_FROM_SIDECAR,
   NGINX_NAMES,
   REQUEST_ID,
+  REQUEST_ID_CHARACTERS,
   TOGGLE_VARIABLES,
 } from '../common/contract.js';
 import { answerBody, NGINX_ERROR_PAGES } from '../common/gateway-errors.js';
@@ -29,6 +30,7 @@ export interface LocationModel {
 export interface DefaultConfModel {
   serverName: string;
   httpsListen: string;
+  requestId: RequestIdModel;
   /** The plain-HTTP listener, which only redirects; null: none. */
   httpRedirect: { listen: string; target: string; requestId: NameValue } | null;
   /** On the control socket: the Lua side's counters, read by the sidecar's /metrics. */
@@ -77,6 +79,28 @@ export interface ConsoleModel {
   configPath: string;
   /** Headers of every console answer: the security headers again (add_header in a location drops the server's) and the CSP. */
   headers: NameValue[];
+}
+
+/**
+ * How `$gateway_request_id` is chosen (docs/decisions/20261125-trusted-request-id.md): nginx's
+ * own id, or the caller's well-formed `X-Request-Id` when the connection comes from a trusted
+ * proxy. nginx evaluates `geo` and `map` only when the variable is first used in a request.
+ */
+export interface RequestIdModel {
+  variable: string;
+  /** nginx's own id, the map's default. */
+  generated: string;
+  /** null: no proxy is trusted, the variable is always nginx's own id. */
+  trusted: {
+    /** `geo $remote_addr <peerVariable>`: 1 for the listed addresses, the connection's peer. */
+    peerVariable: string;
+    proxies: string[];
+    /** The map's source: the peer's flag and the caller's header, joined. */
+    source: string;
+    /** The regex (quoted) that keeps a trusted peer's well-formed id, as `callerVariable`. */
+    keep: string;
+    callerVariable: string;
+  } | null;
 }
 
 /** The decision cache in shared memory and the control endpoint that invalidates it. */
@@ -128,6 +152,28 @@ const FORWARDED_HEADERS: NameValue[] = [
 // On the app's request and on every answer: one id to find a request in every log.
 const REQUEST_ID_HEADER: NameValue = { name: REQUEST_ID.header, value: REQUEST_ID.variable };
 
+const TRUSTED_PEER_VARIABLE = '$gateway_request_id_trusted_peer';
+const CALLER_ID_VARIABLE = '$gateway_caller_request_id';
+
+function requestIdModel(settings: Settings): RequestIdModel {
+  const proxies = settings.request_id.trusted_proxies;
+  return {
+    variable: REQUEST_ID.variable,
+    generated: REQUEST_ID.generated,
+    trusted:
+      proxies.length === 0
+        ? null
+        : {
+            peerVariable: TRUSTED_PEER_VARIABLE,
+            proxies,
+            source: `"${TRUSTED_PEER_VARIABLE}:$http_${REQUEST_ID.header.toLowerCase().replaceAll('-', '_')}"`,
+            // Only "1:" (a trusted peer) followed by an id of the shape the sidecar and app log.
+            keep: `"~^1:(?<${CALLER_ID_VARIABLE.slice(1)}>${REQUEST_ID_CHARACTERS})$"`,
+            callerVariable: CALLER_ID_VARIABLE,
+          },
+  };
+}
+
 const IDENTITY_HEADERS: NameValue[] = IDENTITY_FROM_SIDECAR.map(({ header, variable }) => ({
   name: header,
   value: variable,
@@ -149,6 +195,7 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
   const serverHeaders = [...securityHeaders, REQUEST_ID_HEADER];
   return {
     serverName: settings.fqdn,
+    requestId: requestIdModel(settings),
     httpsListen: `${settings.https_port} ssl http2`,
     httpRedirect:
       settings.http_redirect_port === undefined

@@ -1,15 +1,16 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { REQUEST_ID } from '../common/contract.js';
+import { REQUEST_ID, REQUEST_ID_SHAPE } from '../common/contract.js';
 
 const HEADER = REQUEST_ID.header.toLowerCase();
-// nginx's $request_id is 32 hex digits; anything else (a caller reaching the sidecar some other
-// way) is not logged as an id, so it cannot pose as one.
-const SHAPE = /^[0-9a-f]{32}$/;
 
-/** nginx's request id from the sidecar's request headers, or undefined. */
+/**
+ * The gateway's request id from the sidecar's request headers, or undefined. nginx's own id (32
+ * hex digits) or a trusted proxy's, which nginx only keeps in REQUEST_ID_SHAPE; anything else (a
+ * caller reaching the sidecar some other way) is not logged as an id.
+ */
 export function requestIdOf(headers: IncomingHttpHeaders): string | undefined {
   const value = headers[HEADER];
-  return typeof value === 'string' && SHAPE.test(value) ? value : undefined;
+  return typeof value === 'string' && REQUEST_ID_SHAPE.test(value) ? value : undefined;
 }
 
 /** `{ request_id }` for a log line, or nothing when the request carries no id. */

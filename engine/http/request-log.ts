@@ -1,7 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-
-// The gateway's request id (nginx's $request_id): 32 hex digits. Anything else is not logged as one.
-const REQUEST_ID = /^[0-9a-f]{32}$/;
+import { REQUEST_ID_SHAPE } from '../../common/contract.js';
 
 /**
  * One JSON line per answered request: method, path (never the query: it may carry data the
@@ -21,7 +19,7 @@ export function logRequest(
         time: new Date().toISOString(),
         level: 'info',
         message: 'engine request',
-        ...(typeof id === 'string' && REQUEST_ID.test(id) ? { request_id: id } : {}),
+        ...(typeof id === 'string' && REQUEST_ID_SHAPE.test(id) ? { request_id: id } : {}),
         method: req.method,
         path: (req.url ?? '').split('?')[0],
         status: res.statusCode,

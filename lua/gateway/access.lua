@@ -152,7 +152,7 @@ end
 -- The same question as an auth frame (the one hop). nginx's settings are the same on nearly
 -- every request: their lines are built and checked once per worker for each set of values,
 -- leaving the request's own values (method, URI, request id, credential) to each question.
-local REQUEST_OWN = { request_method = true, request_uri = true, request_id = true }
+local REQUEST_OWN = { request_method = true, request_uri = true, [contract.request_id_variable] = true }
 local SETTINGS, OWN = {}, {}
 for _, row in ipairs(contract.forwarded) do
   local list = REQUEST_OWN[row[2]] and OWN or SETTINGS

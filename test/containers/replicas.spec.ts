@@ -15,10 +15,12 @@ import { failures, type LoadTally, steadyLoad } from '../support/steady-load.js'
  */
 
 let stack: ReplicasStack;
+// HAProxy's unique-id (docker/balancer/haproxy.cfg): a UUID.
+const HAPROXY_ID = /^[0-9A-Fa-f]{8}-(?:[0-9A-Fa-f]{4}-){3}[0-9A-Fa-f]{12}$/;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
-  stack = await startReplicas();
+  stack = await startReplicas('replicas', { appLogsRequests: true });
 }, 300_000);
 
 afterAll(async () => {
@@ -110,7 +112,26 @@ describe('three pairs on one database', () => {
     expect(anonymous.json).toEqual({
       errors: [expect.objectContaining({ code: expect.any(String) })],
     });
-    expect(anonymous.headers['x-request-id']).toMatch(/^[0-9a-f]{32}$/);
+    // HAProxy's id (a UUID), not a pair's own (32 hex digits): the pairs trust the balancer.
+    expect(anonymous.headers['x-request-id']).toMatch(HAPROXY_ID);
+  });
+
+  test("the balancer's request id is kept by the pair: answered, and in nginx's and the app's logs", async () => {
+    const res = await stack.viaBalancer('/api', {
+      headers: { ...apk(stack.adminKey), 'X-Request-Id': 'chosen-by-the-caller' },
+    });
+    expect(res.status).toBe(200);
+    const id = String(res.headers['x-request-id']);
+    // The balancer replaced the caller's own id; the pair kept the balancer's.
+    expect(id).toMatch(HAPROXY_ID);
+    const logs = (service: string) => stack.compose(['logs', '--no-color', service]);
+    await until(
+      'the app logs the request with the id',
+      async () => (await logs('app')).includes(`"request_id":"${id}"`),
+      10_000,
+    );
+    const proxies = await Promise.all(PAIRS.map((_, i) => logs(`proxy-${i + 1}`)));
+    expect(proxies.filter((text) => text.includes(` ${id}`))).toHaveLength(1);
   });
 });
 

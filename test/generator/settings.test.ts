@@ -76,6 +76,7 @@ describe('defaults', () => {
       failure_budget: { per_key_id: 20, per_address: 200, window_s: 60 },
       hsts_max_age_s: 31_536_000,
       console: { enabled: true, oidc_client_id: '', oidc_scope: 'openid' },
+      request_id: { trusted_proxies: [] },
     });
   });
 

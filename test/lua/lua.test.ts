@@ -25,10 +25,12 @@ beforeAll(async () => {
   const port = await freePort();
   const cases = join(import.meta.dirname, 'cases.lua');
   await mkdir(join(home, 'nginx', 'conf.d'), { recursive: true });
-  // The gateway's main nginx.conf (Lua module, package path), with only this server in it.
+  // The gateway's main nginx.conf (Lua module, package path), with only this server in it and
+  // the request id its access log names (default.conf's, without trusted proxies).
   await writeFile(
     join(home, 'nginx', 'conf.d', 'lua.conf'),
-    `server {
+    `map "" $gateway_request_id { default $request_id; }
+server {
     listen 127.0.0.1:${port};
     location = /cases {
         default_type application/json;

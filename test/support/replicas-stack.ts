@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { packageRoot } from '../../common/package-root.js';
 import { freePort } from '../../native/ports.js';
 import { engine, IMAGES, removeLabelled, uniqueSuffix } from './container-engine.js';
 import { type HttpOptions, type HttpResponse, http } from './http.js';
@@ -14,7 +15,8 @@ import { type HttpOptions, type HttpResponse, http } from './http.js';
  * balancer at the published port. Shared by the container suite and `npm run bench:replicas`.
  */
 
-const ROOT = join(import.meta.dirname, '../..');
+// The repository, from the sources (vitest) and from dist/ (the bench) alike.
+const ROOT = packageRoot();
 const COMPOSE = 'docker-compose';
 const PROJECT_LABEL = 'com.docker.compose.project';
 export const PAIRS = ['pair-1', 'pair-2', 'pair-3'] as const;
@@ -31,6 +33,8 @@ export interface ReplicasStack {
   compose(args: string[], timeoutMs?: number): Promise<string>;
   /** A request through the balancer. */
   viaBalancer(path: string, options?: HttpOptions): Promise<HttpResponse>;
+  /** A pair's address on the composition's network (its nginx listens on 443 there). */
+  address(pair: Pair): string;
   /** A request straight to one pair's nginx, past the balancer. */
   viaPair(pair: Pair, path: string, options?: HttpOptions): Promise<HttpResponse>;
   /** The balancer's view of a pair: `status` (UP, DOWN, MAINT...) of HAProxy's `show stat`. */
@@ -40,7 +44,15 @@ export interface ReplicasStack {
   down(): Promise<void>;
 }
 
-export async function startReplicas(name = 'replicas'): Promise<ReplicasStack> {
+export interface ReplicasOptions {
+  /** The app logs one line per request (ENGINE_LOG_REQUESTS); off for the bench. */
+  appLogsRequests?: boolean;
+}
+
+export async function startReplicas(
+  name = 'replicas',
+  options: ReplicasOptions = {},
+): Promise<ReplicasStack> {
   const project = `gwtest-${process.env.GW_TEST_PID || process.pid}-${name}-${uniqueSuffix()}`;
   const original = await readFile(join(ROOT, 'docker-compose.replicas.yml'), 'utf8');
   // Only gateway-1's own line: one bootstrap key, not one per pair.
@@ -68,6 +80,7 @@ export async function startReplicas(name = 'replicas'): Promise<ReplicasStack> {
     GW_POSTGRES_IMAGE: IMAGES.database,
     GW_BALANCER_IMAGE: IMAGES.balancer,
     GW_BALANCER_BASE_IMAGE: IMAGES.balancerBase,
+    ENGINE_LOG_REQUESTS: options.appLogsRequests ? 'true' : 'false',
   };
   const composeArgs = ['-f', file, '--project-directory', ROOT, '--ansi', 'never'];
   const compose = (args: string[], timeoutMs = 240_000) =>
@@ -152,6 +165,7 @@ export async function startReplicas(name = 'replicas'): Promise<ReplicasStack> {
       env,
       compose,
       viaBalancer,
+      address: (pair) => addresses.get(pair)!,
       viaPair,
       pairStatus,
       containerId: async (service) => (await containerOf(service)).Id,

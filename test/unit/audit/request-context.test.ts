@@ -32,9 +32,11 @@ describe('requestContext', () => {
       requestId: null,
       sourceAddress: null,
     });
-    expect(context({ 'x-request-id': 'x'.repeat(129) }).requestId).toBeNull();
-    // Printable but not nginx's 32 hex digits: not an id nginx made.
-    expect(context({ 'x-request-id': 'req-create-1' }).requestId).toBeNull();
+    expect(context({ 'x-request-id': 'x'.repeat(65) }).requestId).toBeNull();
+    expect(context({ 'x-request-id': 'id;drop' }).requestId).toBeNull();
+    // The shape nginx keeps from a trusted proxy (a balancer's UUID) is stored as it came.
+    expect(context({ 'x-request-id': 'x'.repeat(64) }).requestId).toBe('x'.repeat(64));
+    expect(context({ 'x-request-id': 'Ab-1_2.3' }).requestId).toBe('Ab-1_2.3');
     expect(context({ 'x-forwarded-for': '198.51.100.1, 203.0.113.5' }).sourceAddress).toBe(
       '203.0.113.5',
     );

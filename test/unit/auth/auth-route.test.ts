@@ -276,7 +276,7 @@ describe('/auth reporting', () => {
     try {
       await ask(server.url, { Authorization: `apk 1.${SECRET}`, 'X-Request-Id': id });
       await ask(server.url, { Authorization: `apk 1.${'x'.repeat(43)}` });
-      await ask(server.url, { Authorization: 'Bearer nope', 'X-Request-Id': 'not-an-id' });
+      await ask(server.url, { Authorization: 'Bearer nope', 'X-Request-Id': 'not an id' });
     } finally {
       await server.close();
     }
@@ -291,7 +291,7 @@ describe('/auth reporting', () => {
     const decisions = recorded.lines.filter((l) => l.message === 'auth decision');
     expect(decisions.map((l) => [l.level, l.fields?.request_id, l.fields?.result])).toEqual([
       ['debug', id, 'allowed'],
-      // No id, or one that is not nginx's shape: none logged.
+      // No id, or one of no shape nginx passes on: none logged.
       ['debug', undefined, 'INVALID_API_KEY'],
       ['debug', undefined, 'METHOD_DISABLED'],
     ]);

@@ -40,7 +40,7 @@ describe("the console's location (issue 14)", () => {
     expect(model.offLocation).toBe('@console_off');
     expect(model.headers).toEqual([
       { name: 'Strict-Transport-Security', value: '"max-age=31536000"' },
-      { name: 'X-Request-Id', value: '$request_id' },
+      { name: 'X-Request-Id', value: '$gateway_request_id' },
       { name: 'Content-Security-Policy', value: `"${CONSOLE_CSP}"` },
       { name: 'X-Content-Type-Options', value: 'nosniff' },
       { name: 'Referrer-Policy', value: 'no-referrer' },
@@ -50,7 +50,7 @@ describe("the console's location (issue 14)", () => {
 
   test("HSTS and the request id are repeated in the location (a location's add_header drops the server's)", () => {
     expect(header({}, 'Strict-Transport-Security')).toEqual(['"max-age=31536000"']);
-    expect(header({}, 'X-Request-Id')).toEqual(['$request_id']);
+    expect(header({}, 'X-Request-Id')).toEqual(['$gateway_request_id']);
     expect(header({ hsts_max_age_s: 0 }, 'Strict-Transport-Security')).toEqual([]);
     expect(header({}, 'X-Content-Type-Options')).toEqual(['nosniff']);
     expect(header({}, 'Referrer-Policy')).toEqual(['no-referrer']);

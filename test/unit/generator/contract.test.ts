@@ -77,7 +77,7 @@ describe('the nginx-sidecar header contract', () => {
 
   test('nginx forwards the original method, every toggle and its request id', () => {
     expect(FORWARDED_TO_SIDECAR.map((r) => r.variable).sort()).toEqual(
-      [...Object.keys(TOGGLES), '$request_method', '$request_uri', '$request_id'].sort(),
+      [...Object.keys(TOGGLES), '$request_method', '$request_uri', '$gateway_request_id'].sort(),
     );
   });
 });

@@ -303,7 +303,7 @@ describe("nginx's own error answers", () => {
 });
 
 describe('security headers', () => {
-  const requestId = { name: 'X-Request-Id', value: '$request_id' };
+  const requestId = { name: 'X-Request-Id', value: '$gateway_request_id' };
 
   test('HSTS on every answer by default (one year); nosniff and no-store on nginx answers', () => {
     const hsts = { name: 'Strict-Transport-Security', value: '"max-age=31536000"' };
@@ -333,7 +333,7 @@ describe('security headers', () => {
 
 describe('request ids', () => {
   test("nginx's request id reaches the app and the sidecar; the upstream's own is dropped", () => {
-    const requestId = { name: 'X-Request-Id', value: '$request_id' };
+    const requestId = { name: 'X-Request-Id', value: '$gateway_request_id' };
     expect(model.app.headers).toContainEqual(requestId);
     expect(model.management.headers).toContainEqual(requestId);
     expect(model.hiddenUpstreamHeaders).toEqual(['X-Request-Id']);
@@ -357,6 +357,6 @@ describe('listeners', () => {
       target: '"https://gw.example:8443$request_uri"',
     });
     expect(on(443)).toMatchObject({ listen: '8080', target: '"https://gw.example$request_uri"' });
-    expect(on(443)?.requestId).toEqual({ name: 'X-Request-Id', value: '$request_id' });
+    expect(on(443)?.requestId).toEqual({ name: 'X-Request-Id', value: '$gateway_request_id' });
   });
 });
