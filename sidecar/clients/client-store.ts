@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Queryable } from '../db/queryable.js';
-import type { ApiClientRow } from './api-client.js';
+import type { ApiClientRow, RateLimit } from './api-client.js';
 import {
   isDescending,
   KEY_SQL,
@@ -13,7 +13,8 @@ import {
 import { RECORD_JSON_SQL } from './record-sql.js';
 
 const COLUMNS = `id, name, is_admin, api_client_id, key_hash, created_at, expires_at,
-  last_used_at, previous_key_hash, previous_key_expires_at`;
+  last_used_at, previous_key_hash, previous_key_expires_at, rate_limit_requests,
+  rate_limit_per_seconds`;
 
 interface DbRow {
   id: number;
@@ -26,6 +27,8 @@ interface DbRow {
   last_used_at: Date | null;
   previous_key_hash: Buffer | null;
   previous_key_expires_at: Date | null;
+  rate_limit_requests: number | null;
+  rate_limit_per_seconds: number | null;
 }
 
 function fromDb(row: DbRow): ApiClientRow {
@@ -40,6 +43,10 @@ function fromDb(row: DbRow): ApiClientRow {
     lastUsedAt: row.last_used_at,
     previousKeyHash: row.previous_key_hash,
     previousKeyExpiresAt: row.previous_key_expires_at,
+    rateLimit:
+      row.rate_limit_requests !== null && row.rate_limit_per_seconds !== null
+        ? { requests: row.rate_limit_requests, perSeconds: row.rate_limit_per_seconds }
+        : null,
   };
 }
 
@@ -49,6 +56,8 @@ export interface NewApiClient {
   apiClientId: string | null;
   /** Absent or null: never expires. */
   expiresAt?: Date | null;
+  /** Absent or null: not limited. */
+  rateLimit?: RateLimit | null;
 }
 
 /** A rotation's outcome: the row with its new key hash, no such client, or a token-only one. */
@@ -72,6 +81,8 @@ export interface ClientChanges {
   isAdmin?: boolean;
   apiClientId?: string | null;
   expiresAt?: Date | null;
+  /** null: no limit. */
+  rateLimit?: RateLimit | null;
 }
 
 /** One page of a listing, in the listing's order. */
@@ -114,9 +125,18 @@ export class ClientStore {
   ): Promise<CreateOutcome> {
     try {
       const { rows } = await db.query<DbRow>(
-        `INSERT INTO api_clients (name, is_admin, api_client_id, key_hash, expires_at)
-         VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
-        [client.name, client.isAdmin, client.apiClientId, keyHash, client.expiresAt ?? null],
+        `INSERT INTO api_clients (name, is_admin, api_client_id, key_hash, expires_at,
+           rate_limit_requests, rate_limit_per_seconds)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+        [
+          client.name,
+          client.isAdmin,
+          client.apiClientId,
+          keyHash,
+          client.expiresAt ?? null,
+          client.rateLimit?.requests ?? null,
+          client.rateLimit?.perSeconds ?? null,
+        ],
       );
       return { ok: true, row: fromDb(rows[0]!) };
     } catch (err) {
@@ -142,6 +162,10 @@ export class ClientStore {
     if (changes.isAdmin !== undefined) set('is_admin', changes.isAdmin);
     if (changes.apiClientId !== undefined) set('api_client_id', changes.apiClientId);
     if (changes.expiresAt !== undefined) set('expires_at', changes.expiresAt);
+    if (changes.rateLimit !== undefined) {
+      set('rate_limit_requests', changes.rateLimit?.requests ?? null);
+      set('rate_limit_per_seconds', changes.rateLimit?.perSeconds ?? null);
+    }
     try {
       const { rows } = await db.query<DbRow>(
         `UPDATE api_clients SET ${sets.join(', ')} WHERE id = $1 RETURNING ${COLUMNS}`,

@@ -55,6 +55,7 @@ export class MemoryClientStore {
       lastUsedAt: null,
       previousKeyHash: null,
       previousKeyExpiresAt: null,
+      rateLimit: client.rateLimit ?? null,
     };
     this.rows.set(row.id, row);
     return { ok: true, row };
@@ -69,6 +70,7 @@ export class MemoryClientStore {
       ...(changes.isAdmin !== undefined ? { isAdmin: changes.isAdmin } : {}),
       ...(changes.apiClientId !== undefined ? { apiClientId: changes.apiClientId } : {}),
       ...(changes.expiresAt !== undefined ? { expiresAt: changes.expiresAt } : {}),
+      ...(changes.rateLimit !== undefined ? { rateLimit: changes.rateLimit } : {}),
     };
     const taken = this.collision(id, next.name, next.apiClientId);
     if (taken) return { ok: false, conflict: taken };
