@@ -134,7 +134,7 @@ describe('a client limited to 5 requests per second', () => {
     ).toBe(200);
     let seen = '';
     for (let tries = 0; tries < 50 && seen !== '"client";q=1;w=3600'; tries += 1) {
-      seen = (await call(b, token)).headers['ratelimit-policy'] ?? '';
+      seen = String((await call(b, token)).headers['ratelimit-policy'] ?? '');
       if (seen !== '"client";q=1;w=3600') await new Promise((r) => setTimeout(r, 20));
     }
     expect(seen).toBe('"client";q=1;w=3600');

@@ -3,6 +3,7 @@
 import { html, nothing } from '../../vendor/lit-html.js';
 import { call, query } from '../api.js';
 import { clientPanel } from './client-panels.js';
+import { when } from './time.js';
 
 const SORTS = [
   ['id', 'Id, oldest first'],
@@ -30,12 +31,10 @@ export async function loadClients(app) {
 }
 
 async function changeList(app, changes) {
+  // A notice about the last action is stale once the next one starts.
+  app.message = null;
   Object.assign(app.clients, changes);
   await loadClients(app);
-}
-
-function when(value) {
-  return value ? new Date(value).toLocaleString() : '—';
 }
 
 function row(app, c) {
@@ -46,13 +45,14 @@ function row(app, c) {
   };
   return html`<tr data-id=${c.id}>
     <td>${c.id}</td>
-    <td class="name">${c.name}</td>
+    <td class="name" title=${c.name}>${c.name}</td>
     <td>${c.is_admin ? 'admin' : '—'}</td>
     <td>${c.api_client_id ?? '—'}</td>
     <td>${c.has_api_key ? 'yes' : 'no'}</td>
     <td>${when(c.expires_at)}</td>
     <td>${when(c.last_used_at)}</td>
     <td class="actions">
+      <button type="button" data-action="details" aria-label=${`Details of ${c.name}`} @click=${() => app.openClient(c.id)}>Details</button>
       <button type="button" data-action="edit" aria-label=${`Edit ${c.name}`} @click=${() => open('edit')}>Edit</button>
       ${
         c.has_api_key
