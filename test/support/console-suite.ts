@@ -592,7 +592,8 @@ export function consoleSuite(
         (target) =>
           document.querySelector('#message.error') !== null ||
           [...document.querySelectorAll('tbody tr[data-action="api_client.delete"]')].some(
-            (tr) => tr.children[4]?.textContent === String(target),
+            // Deleted since: shown by its id, as no name can be looked up any more.
+            (tr) => tr.children[4]?.textContent === `#${target} (deleted)`,
           ),
         { timeout: 10_000 },
         id,
