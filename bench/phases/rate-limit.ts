@@ -1,4 +1,5 @@
 import { http } from '../../test/support/http.js';
+import type { CpuSplit } from '../cpu-split.js';
 import { BENCH_PATH } from '../stack/engine-session.js';
 import { CLIENTS_PATH } from '../stack/setup.js';
 import { COUNT_STATUSES, MAX_RATE } from '../wrk/lua.js';
@@ -18,6 +19,8 @@ export interface RateLimitResult {
     seconds: number;
     allowed: number;
     refused: number;
+    /** Cores per process tree during the run (other processes' share marks it disturbed). */
+    cpu: CpuSplit | null;
   };
 }
 
@@ -96,6 +99,7 @@ export async function measureRateLimits(ctx: PhaseContext): Promise<RateLimitRes
       seconds: run.seconds,
       allowed: statuses['200'] ?? 0,
       refused: statuses['429'] ?? 0,
+      cpu: run.cpu,
     },
   };
 }

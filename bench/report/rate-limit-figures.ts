@@ -49,7 +49,9 @@ export function rateLimitFigures(result: Outcome<RateLimitResult>): RawFigure[] 
     },
     {
       id: 'fast_rate_limit_accuracy',
-      other: 0,
+      // A client that cannot send for a while (a busy machine) leaves part of a window unused:
+      // such a run says more about the machine than the limit.
+      other: otherOf(accuracy.cpu),
       figure: ACCURACY,
       measured: round(off * 100, 2),
       unit: '%',

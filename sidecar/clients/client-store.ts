@@ -91,6 +91,8 @@ export interface PageRequest {
   limit: number | null;
   /** Start after (or end before) this key; null: from the start. */
   from: { direction: 'after' | 'before'; key: SortKey } | null;
+  /** Only names starting with this, ignoring case; absent or null: all. */
+  namePrefix?: string | null;
 }
 
 export interface Page {
@@ -269,11 +271,17 @@ export class ClientStore {
     const backwards = request.from?.direction === 'before';
     const ascending = isDescending(request.sort) === backwards;
     const values: unknown[] = [];
-    let where = '';
+    const conditions: string[] = [];
     if (request.from) {
       values.push(...request.from.key);
-      where = `WHERE ${keyBound(exprs, ascending ? '>' : '<', 1)}`;
+      conditions.push(keyBound(exprs, ascending ? '>' : '<', 1));
     }
+    const prefix = request.namePrefix ?? null;
+    if (prefix !== null) {
+      values.push(likePrefix(prefix));
+      conditions.push(`${NAME_PREFIX_SQL} lower($${values.length})`);
+    }
+    const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
     const order = exprs.map((e) => `${e} ${ascending ? 'ASC' : 'DESC'}`).join(', ');
     values.push(request.limit + 1);
     const [{ rows }, total] = await Promise.all([
@@ -281,7 +289,7 @@ export class ClientStore {
         `SELECT ${COLUMNS} FROM api_clients ${where} ORDER BY ${order} LIMIT $${values.length}`,
         values,
       ),
-      this.total(),
+      prefix === null ? this.total() : this.totalWithPrefix(prefix),
     ]);
     const more = rows.length > request.limit;
     const page = (more ? rows.slice(0, request.limit) : rows).map(fromDb);
@@ -301,6 +309,7 @@ export class ClientStore {
     sort: Sort,
     from: PageRequest['from'],
     batch: number,
+    namePrefix: string | null = null,
   ): AsyncGenerator<RecordBatch, void, undefined> {
     const field = sortField(sort);
     const exprs = KEY_SQL[field];
@@ -320,6 +329,10 @@ export class ClientStore {
       if (end) {
         conditions.push(keyBound(exprs, ascending ? '<' : '>', values.length + 1));
         values.push(...end);
+      }
+      if (namePrefix !== null) {
+        values.push(likePrefix(namePrefix));
+        conditions.push(`${NAME_PREFIX_SQL} lower($${values.length})`);
       }
       values.push(batch);
       const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
@@ -341,6 +354,20 @@ export class ClientStore {
       if (row.n < batch) return;
       after = last;
     }
+  }
+
+  /**
+   * How many clients have a name starting with `prefix` (ignoring case): exact up to
+   * EXACT_TOTAL_BOUND, beyond it EXACT_TOTAL_BOUND + 1 (there is no estimate of a filter; a
+   * search that broad is narrowed by typing more).
+   */
+  async totalWithPrefix(prefix: string): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (SELECT 1 FROM api_clients
+         WHERE ${NAME_PREFIX_SQL} lower($1) LIMIT $2) AS bounded`,
+      [likePrefix(prefix), EXACT_TOTAL_BOUND + 1],
+    );
+    return rows[0]?.n ?? 0;
   }
 
   /**
@@ -397,6 +424,19 @@ type KeyColumns = [id: number, name: string, apiClientId: string | null];
 
 function recordKey([id, name, apiClientId]: KeyColumns, field: SortField): SortKey {
   return keyOf({ id, name, apiClientId }, field);
+}
+
+/** The name filter, as api_clients_name_prefix (migration 0009) serves it; `$n` follows. */
+const NAME_PREFIX_SQL = 'lower(name) LIKE';
+
+/**
+ * `prefix` as a LIKE pattern, its own % _ \\ escaped, then any rest; passed through SQL's
+ * lower() (`lower($n)`) so both sides are lowered by PostgreSQL alike. Always in an unnamed
+ * statement: the planner then sees the pattern and scans the index's range (a prepared
+ * statement's generic plan could not).
+ */
+function likePrefix(prefix: string): string {
+  return `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 /** Below this many clients, `total` is an exact count; above it, an estimate. */

@@ -63,7 +63,7 @@ export function apiClientsRouter(parts: ManagementParts): Router {
   mount(router, OPS.list, async (req, res) => {
     const query = parseListQuery(req.query as Record<string, unknown>);
     if (!query.ok) throw new ValidationError(query.errors);
-    const { sort, limit, cursor } = query.value;
+    const { sort, limit, cursor, name } = query.value;
     if (limit === null) {
       // HEAD of everything: the headers a GET would have, without walking the table for a
       // body nobody receives.
@@ -71,13 +71,14 @@ export function apiClientsRouter(parts: ManagementParts): Router {
         res.status(200).type('application/json; charset=utf-8').end();
         return;
       }
-      await streamList(res, store, sort, cursor, log.child(requestIdFields(req.headers)));
+      await streamList(res, store, sort, cursor, log.child(requestIdFields(req.headers)), name);
       return;
     }
     const page = await store.list({
       sort,
       limit,
       from: cursor ? { direction: cursor.direction, key: cursor.key } : null,
+      namePrefix: name,
     });
     const field = sortField(sort);
     res.json(listResponse(page, sort, cursor, (row) => keyOf(row, field)));
