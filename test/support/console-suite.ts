@@ -243,8 +243,16 @@ export function consoleSuite(
         {},
         name,
       );
+      // The search asks the API (a name prefix across every client, not this page's rows).
+      await page.select('#limit', '10');
       await page.type('#filter', name);
       await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 1);
+      await page.waitForFunction(() =>
+        /^1 API clients match$/.test(document.querySelector('.pager .hint')?.textContent ?? ''),
+      );
+      expect(
+        browser!.requests.some((r) => r.url.includes(`name=${encodeURIComponent(name)}`)),
+      ).toBe(true);
       await shot('clients');
 
       // Keyboard: Escape closes a panel, and focus goes back to where panels open.
