@@ -35,14 +35,20 @@ PG_MAJOR=15
 # nginx (ssl, http2, auth_request) with the Lua module and the Lua libraries the proxy uses:
 # the same list as scripts/ensure-system.sh's for the native run.
 NGINX_PACKAGES="nginx-light libnginx-mod-http-lua lua-resty-core lua-resty-lrucache lua-cjson"
+# The load balancer of the replicated composition (docker-compose.replicas.yml): Debian 12's
+# HAProxy 2.6, socat for its runtime API (drain a pair before restarting it).
+BALANCER_PACKAGES="haproxy socat ca-certificates"
+HAPROXY_MAJOR=2.6
 
 NODE_MAJOR="${NODE_VERSION%%.*}"
 BASE_NODE="localhost/gw-base-node:${NODE_MAJOR}"
 BASE_NGINX_NODE="localhost/gw-base-nginx-node:${NODE_MAJOR}"
 BASE_POSTGRES="localhost/gw-base-postgres:${PG_MAJOR}"
+BASE_HAPROXY="localhost/gw-base-haproxy:${HAPROXY_MAJOR}"
 IMAGE_PROXY="localhost/gw-proxy:latest"
 IMAGE_GATEWAY="localhost/gw-gateway:latest"
 IMAGE_APP="localhost/gw-app:latest"
+IMAGE_BALANCER="localhost/gw-balancer:latest"
 
 log() { printf '[airgapped] %s\n' "$*" >&2; }
 die() {
@@ -108,6 +114,13 @@ hook_postgres() {
   mkdir -p "$root/var/lib/postgresql/data" "$root/docker-entrypoint-initdb.d"
   chroot "$root" chown -R postgres:postgres /var/lib/postgresql
   chmod 700 "$root/var/lib/postgresql/data"
+}
+
+hook_haproxy() {
+  local root="$1"
+  hook_common "$root"
+  # The package's own configuration is replaced by the balancer image's.
+  rm -f "$root/etc/haproxy/haproxy.cfg"
 }
 
 if [[ "${1:-}" == --hook ]]; then
@@ -263,6 +276,26 @@ build_base_postgres() {
   record "$BASE_POSTGRES" "$(elapsed "$t0")"
 }
 
+build_base_haproxy() {
+  local t0
+  t0="$(now)"
+  export EXTRA_CA_DIR ROOT PG_MAJOR
+  log "mmdebstrap ${DEBIAN_SUITE} + ${BALANCER_PACKAGES}"
+  run_mmdebstrap "$WORK/haproxy.tar" "${BALANCER_PACKAGES// /,}" haproxy
+  podman import --quiet \
+    --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    --change 'ENV LANG=C.UTF-8' \
+    --change "LABEL gw.recipe=\"${HAPROXY_RECIPE}\"" \
+    --change 'STOPSIGNAL SIGUSR1' \
+    --change 'CMD ["haproxy", "-v"]' \
+    "$WORK/haproxy.tar" "$BASE_HAPROXY" >/dev/null
+  rm -f "$WORK/haproxy.tar"
+  podman run --rm "$BASE_HAPROXY" haproxy -v | head -n 1 >&2
+  podman run --rm "$BASE_HAPROXY" haproxy -v | grep -q "version ${HAPROXY_MAJOR}\." ||
+    die "${BASE_HAPROXY} does not hold HAProxy ${HAPROXY_MAJOR}"
+  record "$BASE_HAPROXY" "$(elapsed "$t0")"
+}
+
 build_project_image() {
   local name="$1" dockerfile="$2" t0
   shift 2
@@ -281,11 +314,12 @@ build_project_image() {
 recipe_hash() { { declare -f "$@" && printf '%s\n' "${DPKG_SLIM[@]}"; } | sha256sum | cut -c1-12; }
 NODE_RECIPE="node=${NODE_VERSION} npm=${NPM_VERSION} ${DEBIAN_SUITE} $(recipe_hash hook_common hook_node build_base_node)"
 NGINX_RECIPE="${NGINX_PACKAGES// /,} $(recipe_hash build_base_nginx_node) on ${NODE_RECIPE}"
+HAPROXY_RECIPE="${BALANCER_PACKAGES// /,} ${DEBIAN_SUITE} $(recipe_hash hook_common hook_haproxy build_base_haproxy)"
 POSTGRES_RECIPE="postgresql-${PG_MAJOR} ${DEBIAN_SUITE} $(recipe_hash hook_common hook_postgres build_base_postgres)-$(sha256sum "$ROOT/docker/postgres-entrypoint.sh" | cut -c1-12)"
 
 # Image ids before this run: the ones a rebuild replaces are removed at the end (when unused).
 declare -A OLD_IDS=()
-for image in "$BASE_NODE" "$BASE_NGINX_NODE" "$BASE_POSTGRES" "$IMAGE_PROXY" "$IMAGE_GATEWAY" "$IMAGE_APP"; do
+for image in "$BASE_NODE" "$BASE_NGINX_NODE" "$BASE_POSTGRES" "$BASE_HAPROXY" "$IMAGE_PROXY" "$IMAGE_GATEWAY" "$IMAGE_APP" "$IMAGE_BALANCER"; do
   OLD_IDS[$image]="$(podman image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)"
 done
 
@@ -310,6 +344,12 @@ else
   log "${BASE_POSTGRES} is up to date"
   record "$BASE_POSTGRES (cached)" 0
 fi
+if needs_build "$BASE_HAPROXY" "$HAPROXY_RECIPE"; then
+  build_base_haproxy
+else
+  log "${BASE_HAPROXY} is up to date"
+  record "$BASE_HAPROXY (cached)" 0
+fi
 
 if ((!BASES_ONLY)); then
   CONTEXT="$ROOT"
@@ -323,11 +363,13 @@ if ((!BASES_ONLY)); then
   build_project_image "$IMAGE_APP" app.Dockerfile --build-arg "NODE_IMAGE=${BASE_NODE}"
   build_project_image "$IMAGE_PROXY" proxy.Dockerfile --build-arg "NODE_IMAGE=${BASE_NODE}" \
     --build-arg "PROXY_BASE_IMAGE=${BASE_NGINX_NODE}"
+  build_project_image "$IMAGE_BALANCER" balancer.Dockerfile \
+    --build-arg "BALANCER_BASE_IMAGE=${BASE_HAPROXY}"
 fi
 record "total" "$(elapsed "$T_ALL")"
 
 # Project images first: an old base cannot go while an old image on it remains.
-for image in "$IMAGE_PROXY" "$IMAGE_GATEWAY" "$IMAGE_APP" "$BASE_NGINX_NODE" "$BASE_NODE" "$BASE_POSTGRES"; do
+for image in "$IMAGE_PROXY" "$IMAGE_GATEWAY" "$IMAGE_APP" "$IMAGE_BALANCER" "$BASE_NGINX_NODE" "$BASE_NODE" "$BASE_POSTGRES" "$BASE_HAPROXY"; do
   old="${OLD_IDS[$image]}"
   if [[ -n "$old" && "$old" != "$(podman image inspect --format '{{.Id}}' "$image" 2>/dev/null)" ]]; then
     if podman rmi "$old" >/dev/null 2>&1; then log "removed the replaced ${image} (${old:0:12})"; fi
@@ -337,8 +379,8 @@ done
 log "timings:"
 for line in "${TIMINGS[@]}"; do log "  $line"; done
 log "sizes:"
-images=("$BASE_NODE" "$BASE_NGINX_NODE" "$BASE_POSTGRES")
-((BASES_ONLY)) || images+=("$IMAGE_PROXY" "$IMAGE_GATEWAY" "$IMAGE_APP")
+images=("$BASE_NODE" "$BASE_NGINX_NODE" "$BASE_POSTGRES" "$BASE_HAPROXY")
+((BASES_ONLY)) || images+=("$IMAGE_PROXY" "$IMAGE_GATEWAY" "$IMAGE_APP" "$IMAGE_BALANCER")
 for image in "${images[@]}"; do
   log "  $(podman image inspect --format '{{.Size}}' "$image" |
     awk -v n="$image" '{ printf "%-40s %6.0f MB", n, $1 / 1e6 }')"
@@ -348,6 +390,8 @@ exports="GW_POSTGRES_IMAGE=${BASE_POSTGRES}
 GW_PROXY_IMAGE=${IMAGE_PROXY}
 GW_GATEWAY_IMAGE=${IMAGE_GATEWAY}
 GW_APP_IMAGE=${IMAGE_APP}
+GW_BALANCER_IMAGE=${IMAGE_BALANCER}
+GW_BALANCER_BASE_IMAGE=${BASE_HAPROXY}
 GW_NODE_IMAGE=${BASE_NODE}
 GW_PROXY_BASE_IMAGE=${BASE_NGINX_NODE}"
 if [[ -n "$ENV_FILE" ]]; then

@@ -25,7 +25,10 @@ while true; do
     esac
     if ((now - ${last_run[$id]:-0} >= every)); then
       last_run[$id]="$now"
-      podman healthcheck run "$id" >/dev/null 2>&1 || true
+      # </dev/null: `podman healthcheck run` reads its standard input, which here is the rest
+      # of the `podman ps` list: without it one container was checked per pass, and with a
+      # dozen running a starting one could wait minutes for its first check.
+      podman healthcheck run "$id" </dev/null >/dev/null 2>&1 || true
     fi
   done < <(podman ps --format '{{.ID}} {{.Status}}' 2>/dev/null || true)
   sleep 1

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { RENEW_WITHIN_DAYS } from './certificate-renewal.js';
 import { checkConfigDir } from './check.js';
 import { type ConfigDirResult, ensureConfigDir, renderConfigDir } from './config-dir.js';
 import { GeneratorError } from './errors.js';
@@ -13,7 +14,8 @@ Commands:
   render <dir>          Render the settings into <dir>: replaces nginx/conf.d/default.conf and
                         nginx/ssl/ssl.conf; creates nginx/ssl/nginx.crt and nginx.key if missing.
   ensure <dir>          Complete <dir>: write only missing files, create the certificate if
-                        missing; never overwrite a file. Run on every container start.
+                        missing; never overwrite a file, except the generated certificate
+                        when fewer than ${RENEW_WITHIN_DAYS} days remain (renewed). Run on every start.
   check <dir>           Validate the settings, the certificate (key, FQDN, expiry) and, when
                         nginx is on the PATH, the whole directory with nginx -t.
   main-conf <dir>       Write the main <dir>/nginx.conf for runtime directory <dir> (pid and
@@ -58,6 +60,14 @@ function summary(dir: string, result: ConfigDirResult): string {
     .join(' ');
 }
 
+/** One line per renewed certificate: the proxy's log and the native run's output say it. */
+export function renewalLines(result: Pick<ConfigDirResult, 'renewed'>): string[] {
+  return result.renewed.map(
+    (r) =>
+      `renewed ${r.file}: the generated certificate ends ${r.previousNotAfter} (fewer than ${RENEW_WITHIN_DAYS} days left); the new one is valid until ${r.notAfter}`,
+  );
+}
+
 /** Runs `gateway-config` with `argv` (without node and the script); resolves to the exit status. */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   let parsed: ReturnType<typeof parse>;
@@ -85,7 +95,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       case 'ensure': {
         const settings = await loadSettings({ file, env: io.env, defaults: { config_dir: dir } });
         const write = command === 'render' ? renderConfigDir : ensureConfigDir;
-        io.out(summary(dir, await write(dir, settings)));
+        const result = await write(dir, settings);
+        io.out(summary(dir, result));
+        for (const line of renewalLines(result)) io.out(line);
         return 0;
       }
       case 'check': {
@@ -132,6 +144,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
           expectedHttpsPort: expected,
         });
         io.err(summary(dir, prepared));
+        for (const line of renewalLines(prepared)) io.err(line);
         for (const note of prepared.notes) io.err(`note: ${note}`);
         if (values['nginx-args']) io.out(prepared.nginxArgs.join('\n'));
         else io.out(JSON.stringify(prepared, null, 2));

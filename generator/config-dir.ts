@@ -1,7 +1,9 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { X509Certificate } from 'node:crypto';
+import { chown, mkdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { type CertificatePair, createSelfSignedCertificate } from './certificate.js';
 import { certificateProblems } from './certificate-check.js';
+import { type CertificateRenewal, generatedCertificateDue } from './certificate-renewal.js';
 import { CertificateError } from './errors.js';
 import { createFile, replaceFile } from './file-writes.js';
 import { LAYOUT } from './layout.js';
@@ -12,6 +14,8 @@ import type { Settings } from './settings-schema.js';
 export interface ConfigDirResult {
   written: string[];
   kept: string[];
+  /** The generated certificate replaced because it was near its end (empty: none). */
+  renewed: CertificateRenewal[];
 }
 
 export interface ConfigDirOptions {
@@ -81,6 +85,34 @@ async function writeCertificate(
 }
 
 /**
+ * Replaces a generated certificate near its end, key first, each file atomically and keeping
+ * its owner (an operator's mounted folder stays theirs). nginx is not running yet: prepare runs
+ * before it starts, so it never serves a key with the other certificate.
+ */
+async function renewCertificate(
+  dir: string,
+  pair: CertificatePair,
+  previousNotAfter: Date,
+  result: ConfigDirResult,
+): Promise<void> {
+  for (const [relative, content, mode] of [
+    [LAYOUT.key, pair.keyPem, 0o600],
+    [LAYOUT.certificate, pair.certificatePem, 0o644],
+  ] as const) {
+    const path = join(dir, relative);
+    const before = await stat(path).catch(() => undefined);
+    await replaceFile(path, content, mode);
+    if (before && process.geteuid?.() === 0) await chown(path, before.uid, before.gid);
+    result.written.push(relative);
+  }
+  result.renewed.push({
+    file: LAYOUT.certificate,
+    previousNotAfter: previousNotAfter.toISOString(),
+    notAfter: new Date(new X509Certificate(pair.certificatePem).validTo).toISOString(),
+  });
+}
+
+/**
  * Everything is decided and generated before the first write: invalid settings or an
  * unusable certificate leave the directory untouched.
  */
@@ -92,16 +124,20 @@ async function writeConfigDir(
 ): Promise<ConfigDirResult> {
   const now = options.now ?? new Date();
   const files: RenderedFile[] = renderConfigFiles(settings);
-  const certificateState = await verifyPresentCertificate(dir, settings.fqdn, now);
+  const present = await readIfPresent(join(dir, LAYOUT.certificate));
+  const dueSince = present === undefined ? null : generatedCertificateDue(present, now);
+  const certificateState =
+    dueSince !== null ? 'due' : await verifyPresentCertificate(dir, settings.fqdn, now);
   const pair =
-    certificateState === 'absent' ? createSelfSignedCertificate(settings.fqdn, now) : undefined;
+    certificateState === 'valid' ? undefined : createSelfSignedCertificate(settings.fqdn, now);
 
-  const result: ConfigDirResult = { written: [], kept: [] };
+  const result: ConfigDirResult = { written: [], kept: [], renewed: [] };
   for (const relative of [LAYOUT.defaultConf, LAYOUT.sslConf, LAYOUT.certificate]) {
     await mkdir(dirname(join(dir, relative)), { recursive: true });
   }
-  if (pair !== undefined) await writeCertificate(dir, pair, settings.fqdn, now, result);
-  else result.kept.push(LAYOUT.key, LAYOUT.certificate);
+  if (pair === undefined) result.kept.push(LAYOUT.key, LAYOUT.certificate);
+  else if (dueSince !== null) await renewCertificate(dir, pair, dueSince, result);
+  else await writeCertificate(dir, pair, settings.fqdn, now, result);
   for (const file of files) {
     const path = join(dir, file.path);
     if (mode === 'replace') {
@@ -118,7 +154,8 @@ async function writeConfigDir(
 
 /**
  * Renders the settings into `dir`: default.conf and ssl.conf are replaced; the certificate is
- * created if missing and otherwise checked, never replaced.
+ * created if missing and otherwise checked, replaced only when it is the generated one and
+ * fewer than 30 days remain.
  */
 export function renderConfigDir(
   dir: string,
@@ -129,8 +166,9 @@ export function renderConfigDir(
 }
 
 /**
- * Completes `dir` without overwriting anything: only missing files are rendered, a missing
- * certificate and key are created, a present certificate is checked against the FQDN.
+ * Completes `dir` without overwriting anything but a generated certificate near its end: only
+ * missing files are rendered, a missing certificate and key are created, a present certificate
+ * is checked against the FQDN.
  */
 export function ensureConfigDir(
   dir: string,

@@ -13,10 +13,20 @@ export {
   deriveCacheOffConf,
   listenPorts,
 } from './baseline-conf.js';
-export { type CertificatePair, createSelfSignedCertificate } from './certificate.js';
+export {
+  CERTIFICATE_VALIDITY_DAYS,
+  type CertificatePair,
+  createSelfSignedCertificate,
+} from './certificate.js';
 export { type CertificateFiles, certificateProblems } from './certificate-check.js';
+export {
+  type CertificateRenewal,
+  generatedCertificateDue,
+  isGeneratedCertificate,
+  RENEW_WITHIN_DAYS,
+} from './certificate-renewal.js';
 export { type CheckOptions, type CheckReport, checkConfigDir } from './check.js';
-export { runCli } from './cli-run.js';
+export { renewalLines, runCli } from './cli-run.js';
 export {
   type ConfigDirOptions,
   type ConfigDirResult,

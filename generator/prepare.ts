@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { chown, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
+import type { CertificateRenewal } from './certificate-renewal.js';
 import { checkConfigDir } from './check.js';
 import { ensureConfigDir } from './config-dir.js';
 import { formatProblems, GeneratorError } from './errors.js';
@@ -42,6 +43,8 @@ export interface PreparedProxy {
   /** Files of the configuration directory this start created, and the ones it kept. */
   written: string[];
   kept: string[];
+  /** The generated certificate, replaced at this start because it was near its end. */
+  renewed: CertificateRenewal[];
   /** What was not checked, and why. */
   notes: string[];
 }
@@ -113,6 +116,7 @@ export async function prepareProxy(options: PrepareOptions): Promise<PreparedPro
     controlSocket: unixSockets[0] ?? null,
     written: ensured.written,
     kept: ensured.kept,
+    renewed: ensured.renewed,
     notes: check.notes,
   };
 }

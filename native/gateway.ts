@@ -10,6 +10,7 @@ import {
   nginxHasLua,
   type PreparedProxy,
   prepareProxy,
+  renewalLines,
 } from '../generator/index.js';
 import { parseMetricsListen } from '../sidecar/config.js';
 import { Child } from './child.js';
@@ -91,6 +92,7 @@ export async function startNativeGateway({
     ...(env.GATEWAY_HTTPS_PORT ? { expectedHttpsPort: Number(env.GATEWAY_HTTPS_PORT) } : {}),
   });
   if (proxy.written.length > 0) say(`Configuration written: ${proxy.written.join(', ')}`);
+  for (const line of renewalLines(proxy)) say(`Certificate ${line}`);
   if (worker) {
     await openDirTo(home.run, worker);
     say(`nginx workers run as ${worker.user}; the master keeps root (port, key)`);

@@ -1,14 +1,15 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type pg from 'pg';
 import { TransactionalChanges } from './audit/audited-change.js';
 import { ApiKeyVerifier } from './auth/api-key-verifier.js';
 import { type AuthObserver, NO_OBSERVER } from './auth/auth-observer.js';
-import { createAuthHandler, sendJson } from './auth/auth-route.js';
+import { answerOverHttp, createAuthDecider } from './auth/auth-route.js';
 import { Authenticator } from './auth/authenticator.js';
 import type { BearerVerifier } from './auth/bearer-verifier.js';
 import { ClientDirectory } from './clients/client-directory.js';
 import { ClientStore } from './clients/client-store.js';
 import { asciiJson, INTERNAL_ERROR_BODY } from './errors/api-error.js';
+import { acceptAuthFrames } from './frames/frame-listener.js';
 import type { Logger } from './log.js';
 import { createManagementApp } from './management/app.js';
 import type { SidecarMetrics } from './metrics/sidecar-metrics.js';
@@ -54,7 +55,8 @@ export function createSidecarServer({
     bearer?.(directory) ?? null,
     observer,
   );
-  const auth = createAuthHandler(authenticator, log, metrics);
+  const decide = createAuthDecider(authenticator, log, metrics);
+  const auth = answerOverHttp(decide);
   const management = createManagementApp({
     store: new ClientStore(managementPool),
     authenticator,
@@ -73,20 +75,22 @@ export function createSidecarServer({
     if (url === '/auth' || url.startsWith('/auth?')) {
       auth(req, res).catch((err: unknown) => {
         log.error('unexpected error in /auth', { error: (err as Error).message });
-        if (!res.headersSent) sendJson(res, 500, asciiJson(INTERNAL_ERROR_BODY), {});
+        if (!res.headersSent) sendJson(res, 500, asciiJson(INTERNAL_ERROR_BODY));
         else res.destroy();
       });
       return;
     }
     if (url === '/healthz') {
       pool.query('SELECT 1').then(
-        () => sendJson(res, 200, '{"status":"ok"}', {}),
-        () => sendJson(res, 503, '{"status":"database unreachable"}', {}),
+        () => sendJson(res, 200, '{"status":"ok"}'),
+        () => sendJson(res, 503, '{"status":"database unreachable"}'),
       );
       return;
     }
     management(req, res);
   });
+  // nginx's Lua code asks /auth in auth frames on this same socket, without HTTP on either side.
+  acceptAuthFrames(server, decide, log);
   // Node's parser refuses what it cannot read (an unknown method, raw bytes in the path)
   // before any handler runs: answer that in the one error shape too, never an empty reply.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
@@ -114,4 +118,14 @@ export function createSidecarServer({
   server.headersTimeout = 76_000;
   server.requestTimeout = 30_000;
   return server;
+}
+
+/** A JSON answer of the sidecar's own (health, an unexpected fault), never stored. */
+function sendJson(res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-store',
+  });
+  res.end(body);
 }

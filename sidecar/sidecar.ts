@@ -11,6 +11,7 @@ import { createPool } from './db/pool.js';
 import type { Logger } from './log.js';
 import { createMetricsServer } from './metrics/metrics-server.js';
 import { registerNginxCounters } from './metrics/nginx-counters.js';
+import { checkNginx } from './metrics/nginx-readiness.js';
 import { instrumentPools } from './metrics/pool-metrics.js';
 import { checkReadiness, type Readiness } from './metrics/readiness.js';
 import { SidecarMetrics } from './metrics/sidecar-metrics.js';
@@ -63,12 +64,24 @@ export async function startSidecar(
   const metrics = new SidecarMetrics();
   instrumentPools(metrics, { auth: pool, management: managementPool });
   if (config.controlSocket) registerNginxCounters(metrics, config.controlSocket);
-  // Up before the database wait: live at once, and ready (200) only once migrated and serving.
+  // Up before the database wait: live at once, and ready (200) only once migrated, serving
+  // and, with an nginx to push to, while that nginx answers; not ready from the moment it stops.
   let serving = false;
+  let stopping = false;
   const readiness = async (): Promise<Readiness> => {
-    const state = await checkReadiness(pool);
-    if (!state.ready || serving) return state;
-    return { ready: false, code: 'STARTING', message: 'The sidecar is still starting.' };
+    if (stopping) return { ready: false, code: 'STOPPING', message: 'The sidecar is stopping.' };
+    const [database, nginx] = await Promise.all([
+      checkReadiness(pool),
+      config.controlSocket ? checkNginx(config.controlSocket) : ({ ready: true } as const),
+    ]);
+    // The database is every pair's: once this sidecar has served, losing it takes no pair out
+    // of a balancer (that would refuse every caller, not only the misses); nginx's decisions
+    // keep passing and misses are answered 503 JSON until it is back. Only a start waits for it.
+    if (!database.ready && !(serving && database.code === 'DATABASE_UNREACHABLE')) return database;
+    if (!nginx.ready) return nginx;
+    if (!serving)
+      return { ready: false, code: 'STARTING', message: 'The sidecar is still starting.' };
+    return database.ready ? database : { ready: true, degraded: database };
   };
   const metricsServer = config.metricsListen
     ? createMetricsServer({ metrics, readiness, log })
@@ -141,14 +154,21 @@ export async function startSidecar(
     url,
     metricsUrl,
     async close() {
+      stopping = true;
       await listener.stop();
       if (metricsServer) {
         metricsServer.close();
         metricsServer.closeAllConnections();
       }
+      // No new connection; idle kept-alive ones go now, and every request already received is
+      // answered (nginx is waiting for it) before the rest close, at most CLOSE_GRACE_MS.
       await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
+        const force = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+        server.close(() => {
+          clearTimeout(force);
+          resolve();
+        });
+        server.closeIdleConnections();
       });
       // Once nobody can ask this sidecar, nginx must not go on answering from what it said:
       // every request then fails closed until a sidecar is back.
@@ -159,6 +179,9 @@ export async function startSidecar(
     },
   };
 }
+
+/** How long a stopping sidecar lets the requests it has received finish. */
+const CLOSE_GRACE_MS = 5_000;
 
 async function retry<T>(action: () => Promise<T>, log: Logger): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {

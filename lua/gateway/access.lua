@@ -161,20 +161,118 @@ local function question(credential, admin)
   return headers
 end
 
--- Where to ask and how long to wait: one hop to the sidecar's own socket when nginx knows it,
--- else through the control socket.
+-- The same question as an auth frame (the one hop). nginx's settings are the same on nearly
+-- every request: their lines are built and checked once per worker for each set of values,
+-- leaving the request's own values (method, URI, request id, credential) to each question.
+local REQUEST_OWN = { request_method = true, request_uri = true, request_id = true }
+local SETTINGS, OWN = {}, {}
+for _, row in ipairs(contract.forwarded) do
+  local list = REQUEST_OWN[row[2]] and OWN or SETTINGS
+  list[#list + 1] = row
+end
+local ADMIN_LINE = contract.require_admin_header .. ": true\n"
+local setting_values = {}
+local prefixes, prefix_count, MAX_PREFIXES = {}, 0, 64
+local own_values = {}
+
+local function frame_prefix(var)
+  for i = 1, #SETTINGS do
+    setting_values[i] = var[SETTINGS[i][2]] or ""
+  end
+  local key = table.concat(setting_values, "\n", 1, #SETTINGS)
+  local prefix = prefixes[key]
+  if prefix then
+    return prefix
+  end
+  local headers = {}
+  for i = 1, #SETTINGS do
+    -- An empty setting is not sent: the sidecar reads absence as the setting's default.
+    if setting_values[i] ~= "" then
+      headers[#headers + 1] = { SETTINGS[i][1], setting_values[i] }
+    end
+  end
+  local lines, why = sidecar.frame_lines(headers)
+  if not lines then
+    return nil, why
+  end
+  if prefix_count >= MAX_PREFIXES then
+    prefixes, prefix_count = {}, 0
+  end
+  prefix = sidecar.FRAME_MAGIC .. lines
+  prefixes[key] = prefix
+  prefix_count = prefix_count + 1
+  return prefix
+end
+
+local find = string.find
+
+local function frame_question(credential, admin)
+  local var = ngx.var
+  local prefix, why = frame_prefix(var)
+  if not prefix then
+    return nil, why
+  end
+  -- Each own value must stay one line: nginx lets no CR, LF or NUL through in any of them;
+  -- this fails closed all the same.
+  local own = own_values
+  local n = 0
+  for i = 1, #OWN do
+    local value = var[OWN[i][2]]
+    if value and value ~= "" then
+      if find(value, "\n", 1, true) then
+        return nil, "unsafe request value"
+      end
+      own[n + 1], own[n + 2], own[n + 3], own[n + 4] = OWN[i][1], ": ", value, "\n"
+      n = n + 4
+    end
+  end
+  if credential then
+    if find(credential, "\n", 1, true) then
+      return nil, "unsafe credential"
+    end
+    own[n + 1], own[n + 2], own[n + 3] = "Authorization: ", credential, "\n"
+    n = n + 3
+  end
+  local tail = table.concat(own, "", 1, n)
+  if ngx.re.find(tail, "[\\r\\x00]", "jo") then
+    return nil, "unsafe request value"
+  end
+  return prefix .. tail .. (admin and ADMIN_LINE or "") .. "\n"
+end
+
+-- Where to ask and how long to wait: one hop to the sidecar's own socket when nginx knows it
+-- (true: in an auth frame), else through the control socket (HTTP).
 local function sidecar_target()
   local var = ngx.var
   local direct = var[contract.sidecar_variable]
   if direct and direct ~= "" then
-    return direct, tonumber(var[contract.auth_timeout_variable]) or DEFAULT_ASK_TIMEOUT_MS
+    return direct, tonumber(var[contract.auth_timeout_variable]) or DEFAULT_ASK_TIMEOUT_MS, true
   end
-  return var[contract.control_socket_variable], CONTROL_ASK_TIMEOUT_MS
+  return var[contract.control_socket_variable], CONTROL_ASK_TIMEOUT_MS, false
+end
+
+-- The question in the shape its route takes: a frame, or HTTP headers.
+local function question_for(direct, credential, admin)
+  if direct then
+    return frame_question(credential, admin)
+  end
+  return question(credential, admin)
+end
+
+local function ask_at(address, timeout, direct, q)
+  if direct then
+    return sidecar.ask_direct(address, q, timeout)
+  end
+  return sidecar.ask(address, contract.auth_path, q, timeout)
 end
 
 local function ask(credential, admin)
-  local address, timeout = sidecar_target()
-  return sidecar.ask(address, contract.auth_path, question(credential, admin), timeout)
+  local address, timeout, direct = sidecar_target()
+  local q, why = question_for(direct, credential, admin)
+  if not q then
+    return nil, why
+  end
+  return ask_at(address, timeout, direct, q)
 end
 
 -- Keeps the record of `key_id` from the sidecar's answer `res` to a question asked at
@@ -204,13 +302,13 @@ local REFRESH_CLAIM_S = 5
 
 -- The timer's side of a refresh. A function of its own, not a closure: a closure made on the
 -- hit path (bytecode FNEW) stops LuaJIT from compiling the path at all.
-local function refresh_now(premature, key_id, address, timeout, headers, max_age_ms)
+local function refresh_now(premature, key_id, address, timeout, direct, q, max_age_ms)
   if premature then
     return
   end
   ngx.update_time()
   local asked_at = ngx.now()
-  local res, why = sidecar.ask(address, contract.auth_path, headers, timeout)
+  local res, why = ask_at(address, timeout, direct, q)
   if res then
     learn(key_id, res, asked_at, max_age_ms)
   else
@@ -222,9 +320,12 @@ local function refresh(key_id, credential, max_age_ms)
   if not keys.claim_refresh(key_id, REFRESH_CLAIM_S) then
     return
   end
-  local address, timeout = sidecar_target()
-  local ok, err = ngx.timer.at(0, refresh_now, key_id, address, timeout,
-    question(credential, false), max_age_ms)
+  local address, timeout, direct = sidecar_target()
+  local q = question_for(direct, credential, false)
+  if not q then
+    return
+  end
+  local ok, err = ngx.timer.at(0, refresh_now, key_id, address, timeout, direct, q, max_age_ms)
   if not ok then
     ngx.log(ngx.WARN, "cannot start a key record refresh: ", err)
   end

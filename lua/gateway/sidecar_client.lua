@@ -240,4 +240,165 @@ function M.ask(address, path, headers, timeout_ms)
   return { status = status, header = header, body = body }
 end
 
+-- The auth frame (sidecar/frames/auth-frame.ts): how the one hop asks, without HTTP on either
+-- side. Question: "GWA1\n", "Name: value\n" per header, "\n". Answer: "GWA1 <status> <header
+-- bytes> <body bytes>\n", the header lines (names lower-case), the body.
+local FRAME_MAGIC = "GWA1\n"
+
+-- Pure: headers as frame lines ("Name: value\n" each), or nil and a reason (a value that could
+-- split the frame).
+function M.frame_lines(headers)
+  local parts = {}
+  local re_find = ngx.re.find
+  for i = 1, #headers do
+    local name, value = headers[i][1], headers[i][2]
+    if not safe_name(name) or re_find(value, "[\\r\\n\\x00]", "jo") then
+      return nil, "unsafe header " .. name
+    end
+    parts[#parts + 1] = name .. ": " .. value .. "\n"
+  end
+  return table.concat(parts)
+end
+
+M.FRAME_MAGIC = FRAME_MAGIC
+
+-- Pure: the question's bytes, or nil and a reason.
+function M.build_frame(headers)
+  local lines, why = M.frame_lines(headers)
+  if not lines then
+    return nil, why
+  end
+  return FRAME_MAGIC .. lines .. "\n"
+end
+
+-- Pure: a question's headers back as {name, value} pairs (to ask a sidecar without frames).
+function M.frame_headers(frame)
+  local headers = {}
+  local at = #FRAME_MAGIC + 1
+  while true do
+    local eol = find(frame, "\n", at, true)
+    if not eol or eol == at then
+      return headers
+    end
+    local colon = find(frame, ": ", at, true)
+    if colon and colon < eol then
+      headers[#headers + 1] = { sub(frame, at, colon - 1), sub(frame, colon + 2, eol - 1) }
+    end
+    at = eol + 1
+  end
+end
+
+local MAX_FRAME_PART = 65536
+
+-- Pure: "GWA1 204 120 0" -> 204, 120, 0; nil for anything else.
+local FRAME_LINE = [[^GWA1 ([1-5][0-9][0-9]) ([0-9]{1,5}) ([0-9]{1,5})$]]
+local frame_captures = {}
+function M.parse_frame_line(line)
+  if not line or not ngx.re.match(line, FRAME_LINE, "jo", nil, frame_captures) then
+    return nil
+  end
+  local head, body = tonumber(frame_captures[2]), tonumber(frame_captures[3])
+  if head > MAX_FRAME_PART or body > MAX_FRAME_PART then
+    return nil
+  end
+  return tonumber(frame_captures[1]), head, body
+end
+
+-- Pure: the answer's header block ("name: value\n" lines, names lower-case) -> table; the first
+-- of a repeated name wins, as in parse_header's callers.
+function M.parse_frame_headers(block)
+  local header = {}
+  local at, n = 1, #block
+  while at <= n do
+    local eol = find(block, "\n", at, true) or n + 1
+    local colon = find(block, ": ", at, true)
+    if colon and colon < eol then
+      local name = sub(block, at, colon - 1)
+      if header[name] == nil then
+        header[name] = sub(block, colon + 2, eol - 1)
+      end
+    end
+    at = eol + 1
+  end
+  return header
+end
+
+-- A sidecar that answered a frame in HTTP predates frames (an upgrade in progress): this
+-- worker asks it in HTTP for a while, then tries frames again.
+local HTTP_ONLY_S = 60
+local http_only_until = 0
+
+-- One frame question on a pooled or new connection; as attempt(), plus the answer.
+local function frame_attempt(host, port, frame, timeout_ms, pool)
+  local sock = ngx.socket.tcp()
+  sock:settimeouts(math.min(CONNECT_TIMEOUT_MS, timeout_ms), timeout_ms, timeout_ms)
+  local ok, err
+  if port then
+    ok, err = sock:connect(host, port, pool)
+  else
+    ok, err = sock:connect(host, pool)
+  end
+  if not ok then
+    return nil, "connect: " .. tostring(err), true
+  end
+  local fresh = sock:getreusedtimes() == 0
+  ok, err = sock:send(frame)
+  if not ok then
+    sock:close()
+    return nil, "send: " .. tostring(err), fresh
+  end
+  local line
+  line, err = sock:receive("*l")
+  if not line then
+    sock:close()
+    return nil, "frame line: " .. tostring(err), fresh or err == "timeout"
+  end
+  local status, head, body = M.parse_frame_line(line)
+  if not status then
+    sock:close()
+    if sub(line, 1, 5) == "HTTP/" then
+      return nil, "http", true
+    end
+    return nil, "frame line: " .. line, true
+  end
+  local data = ""
+  if head + body > 0 then
+    data, err = sock:receive(head + body)
+    if not data then
+      sock:close()
+      return nil, "frame: " .. tostring(err), true
+    end
+  end
+  sock:setkeepalive(KEEPALIVE_MS, POOL_SIZE)
+  return {
+    status = status,
+    header = M.parse_frame_headers(sub(data, 1, head)),
+    body = sub(data, head + 1),
+  }
+end
+
+-- The one hop: asks /auth at `address` (the sidecar's own socket) with `frame` (build_frame);
+-- the answer is shaped as ask()'s. A sidecar that speaks only HTTP is asked in HTTP.
+function M.ask_direct(address, frame, timeout_ms)
+  if ngx.now() < http_only_until then
+    return M.ask(address, "/auth", M.frame_headers(frame), timeout_ms)
+  end
+  local host, port = M.parse_address(address)
+  if not host then
+    return nil, "no sidecar address"
+  end
+  -- Their own pool: a connection that spoke HTTP is never handed a frame, nor the reverse.
+  local pool = { pool = "gwa1 " .. address }
+  local res, err, final = frame_attempt(host, port, frame, timeout_ms, pool)
+  if not res and not final then
+    res, err = frame_attempt(host, port, frame, timeout_ms, pool)
+  end
+  if not res and err == "http" then
+    ngx.log(ngx.WARN, "the sidecar at ", address, " answers HTTP only; asking it in HTTP")
+    http_only_until = ngx.now() + HTTP_ONLY_S
+    return M.ask(address, "/auth", M.frame_headers(frame), timeout_ms)
+  end
+  return res, err
+end
+
 return M

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { DECISION_FROM_SIDECAR } from '../../common/contract.js';
 import {
   asciiJson,
@@ -11,19 +11,18 @@ import type { SidecarMetrics } from '../metrics/sidecar-metrics.js';
 import { requestIdFields } from '../request-id.js';
 import { requiresAdmin } from './admin-paths.js';
 import type { Authenticator } from './authenticator.js';
-import type { AuthFailure } from './decision.js';
 import { identityHeaders, keyRecordHeaders } from './key-record.js';
 import { type MethodToggles, readToggles, ToggleConfigError } from './method-toggles.js';
 import { refusalError } from './refusal.js';
 
 /** Where /auth reports each answer: the metrics, and a debug line with nginx's request id. */
-function reporter(req: IncomingMessage, log: Logger, metrics: SidecarMetrics | null) {
+function reporter(headers: IncomingHttpHeaders, log: Logger, metrics: SidecarMetrics | null) {
   const started = performance.now();
   return (method: string, result: string, status: number): void => {
     const seconds = (performance.now() - started) / 1000;
     metrics?.decided(method, result, seconds);
     log.debug('auth decision', {
-      ...requestIdFields(req.headers),
+      ...requestIdFields(headers),
       method,
       result,
       status,
@@ -32,63 +31,69 @@ function reporter(req: IncomingMessage, log: Logger, metrics: SidecarMetrics | n
   };
 }
 
+/** What `/auth` answers, whichever way it was asked (HTTP, or a frame: auth-frames.ts). */
+export interface AuthAnswer {
+  status: number;
+  headers: Record<string, string>;
+  /** JSON, or '' for a 204. */
+  body: string;
+}
+
+/** The request headers `/auth` reads: lower-case names (as Node's `req.headers`) and raw pairs. */
+export interface AuthQuestion {
+  headers: IncomingHttpHeaders;
+  rawHeaders: string[];
+}
+
 /**
- * `/auth`, asked by nginx's Lua code on a cache miss: the hot path. Plain node:http, no
- * framework, one cache look-up and one SHA-256 when the client is known. Each answer is
- * counted by method (`apk`, `bearer`, `none`) and result (`allowed`, a refusal code,
- * `forbidden`, `unavailable`, `error`).
+ * `/auth`, asked by nginx's Lua code on a cache miss: the hot path. One cache look-up and one
+ * SHA-256 when the client is known. Each answer is counted by method (`apk`, `bearer`, `none`)
+ * and result (`allowed`, a refusal code, `forbidden`, `unavailable`, `error`).
  */
-export function createAuthHandler(
+export function createAuthDecider(
   authenticator: Authenticator,
   log: Logger,
   metrics: SidecarMetrics | null = null,
 ) {
-  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const report = reporter(req, log, metrics);
+  return async ({ headers: requestHeaders, rawHeaders }: AuthQuestion): Promise<AuthAnswer> => {
+    const report = reporter(requestHeaders, log, metrics);
     let toggles: MethodToggles;
     try {
-      toggles = readToggles(req.headers);
+      toggles = readToggles(requestHeaders);
     } catch (err) {
       // readToggles throws nothing else today; anything else would be a bug, not a refusal.
       // Stryker disable next-line ConditionalExpression: equivalent while that holds
       if (!(err instanceof ToggleConfigError)) throw err;
       log.error('nginx forwarded an invalid toggle; refusing every request', {
-        ...requestIdFields(req.headers),
+        ...requestIdFields(requestHeaders),
         error: err.message,
       });
-      sendJson(res, 500, asciiJson(INTERNAL_ERROR_BODY), {});
       report('none', 'error', 500);
-      return;
+      return json(500, asciiJson(INTERNAL_ERROR_BODY), {});
     }
     let decision: Awaited<ReturnType<Authenticator['authenticate']>>;
     try {
-      decision = await authenticator.authenticate(req.rawHeaders, toggles);
+      decision = await authenticator.authenticate(rawHeaders, toggles);
     } catch (err) {
       // Infrastructure fault (database down): fail closed with a 503 that nginx turns into 5xx.
       log.error('authentication failed on an infrastructure fault', {
-        ...requestIdFields(req.headers),
+        ...requestIdFields(requestHeaders),
         error: (err as Error).message,
       });
       const unavailable = new ServiceUnavailableError();
-      sendJson(res, unavailable.status, asciiJson(unavailable.body()), {});
       report('none', 'unavailable', unavailable.status);
-      return;
+      return json(unavailable.status, asciiJson(unavailable.body()), {});
     }
     if (!decision.ok) {
-      sendRefusal(
-        res,
-        decision,
-        toggles,
-        decision.keyRecord ? keyRecordHeaders(decision.keyRecord) : {},
-      );
       report(decision.scheme ?? 'none', decision.code, 401);
-      return;
+      const error = refusalError(decision, toggles);
+      const record = decision.keyRecord ? keyRecordHeaders(decision.keyRecord) : {};
+      return json(401, asciiJson(error.body()), { ...record, ...error.headers });
     }
-    if (!decision.identity.isAdmin && requiresAdmin(req.headers)) {
+    if (!decision.identity.isAdmin && requiresAdmin(requestHeaders)) {
       const forbidden = new ForbiddenError('The management API needs an admin credential.');
-      sendJson(res, 403, asciiJson(forbidden.body()), {});
       report(decision.method, 'forbidden', 403);
-      return;
+      return json(403, asciiJson(forbidden.body()), {});
     }
     const headers: Record<string, string> = {
       ...(decision.keyRecord ? keyRecordHeaders(decision.keyRecord) : {}),
@@ -98,33 +103,39 @@ export function createAuthHandler(
     if (decision.validUntil !== undefined) {
       headers[DECISION_FROM_SIDECAR.validUntil] = String(decision.validUntil);
     }
-    res.writeHead(204, headers);
-    res.end();
     report(decision.method, 'allowed', 204);
+    return { status: 204, headers, body: '' };
   };
 }
 
-function sendRefusal(
-  res: ServerResponse,
-  failure: AuthFailure,
-  toggles: MethodToggles,
-  record: Record<string, string>,
-): void {
-  const error = refusalError(failure, toggles);
-  sendJson(res, 401, asciiJson(error.body()), { ...record, ...error.headers });
+/** `/auth` over HTTP (the control socket's path, and any HTTP client): the decider's answer. */
+export function createAuthHandler(
+  authenticator: Authenticator,
+  log: Logger,
+  metrics: SidecarMetrics | null = null,
+) {
+  return answerOverHttp(createAuthDecider(authenticator, log, metrics));
 }
 
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: string,
-  headers: Record<string, string>,
-): void {
-  res.writeHead(status, {
-    ...headers,
-    'Content-Type': 'application/json',
-    'Content-Length': Buffer.byteLength(body),
-    'Cache-Control': 'no-store',
-  });
-  res.end(body);
+/** The HTTP side of a decider. */
+export function answerOverHttp(decide: (question: AuthQuestion) => Promise<AuthAnswer>) {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const answer = await decide(req);
+    res.writeHead(answer.status, answer.headers);
+    res.end(answer.body);
+  };
+}
+
+/** A JSON answer's headers: the body's type and length, never stored by anyone. */
+function json(status: number, body: string, headers: Record<string, string>): AuthAnswer {
+  return {
+    status,
+    body,
+    headers: {
+      ...headers,
+      'Content-Type': 'application/json',
+      'Content-Length': String(Buffer.byteLength(body)),
+      'Cache-Control': 'no-store',
+    },
+  };
 }

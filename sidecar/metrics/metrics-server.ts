@@ -44,7 +44,14 @@ export function createMetricsServer({ metrics, readiness, log }: MetricsServerPa
         return;
       case '/readyz':
         readiness().then((state) => {
-          if (state.ready) send(res, 200, 'application/json', '{"status":"ready"}');
+          if (state.ready && state.degraded)
+            send(
+              res,
+              200,
+              'application/json',
+              asciiJson({ status: 'ready', degraded: [state.degraded] }),
+            );
+          else if (state.ready) send(res, 200, 'application/json', '{"status":"ready"}');
           else sendError(res, 503, state.code, state.message);
         });
         return;

@@ -2,7 +2,9 @@ import type pg from 'pg';
 import { pendingMigrations } from '../db/migrate.js';
 
 /** Ready, or why not: an error code and message in the one error shape's terms. */
-export type Readiness = { ready: true } | { ready: false; code: string; message: string };
+export type Readiness =
+  | { ready: true; degraded?: { code: string; message: string } }
+  | { ready: false; code: string; message: string };
 
 const TIMEOUT_MS = 2_000;
 

@@ -17,8 +17,12 @@ export interface ChangeListenerOptions {
 /**
  * LISTENs on its own connection for changes of API clients (a trigger NOTIFYs the row id on
  * INSERT, UPDATE or DELETE, whichever sidecar made it) and invalidates this sidecar's nginx.
- * Notifications sent while the connection is down are lost, so losing it and every
- * (re)connection invalidate everything: after a gap, nothing decided before it is trusted.
+ * Notifications sent while the connection is down are lost, so every (re)connection
+ * invalidates everything: after a gap, nothing decided before it is trusted. Losing the
+ * connection does not: most often the database itself is gone (restarted, failed over), and
+ * then nobody can change a client either, while nginx's decisions keep callers in. What a
+ * change made elsewhere during a gap leaves in nginx ends when this sidecar listens again, or
+ * at `auth_cache.max_age_ms` (docs/decisions/20261125-replicas-behind-a-balancer.md).
  */
 export class ChangeListener {
   private client: pg.Client | null = null;
@@ -97,12 +101,10 @@ export class ChangeListener {
     this.client = null;
     client.end().catch(() => {});
     if (this.stopped) return;
-    this.options.log.warn('lost the LISTEN connection; every decision invalidated, reconnecting', {
-      error: err.message,
-    });
-    // Deaf from now on: nothing nginx holds can be revoked until we listen again, so drop it
-    // all now (and again once back, for what was decided in between).
-    void this.options.invalidator.all();
+    this.options.log.warn(
+      'lost the LISTEN connection; reconnecting (every decision is invalidated once back)',
+      { error: err.message },
+    );
     this.retry(err);
   }
 

@@ -238,6 +238,8 @@ async function buildImages(): Promise<Record<string, string>> {
     GW_GATEWAY_IMAGE: exports.GW_GATEWAY_IMAGE ?? 'localhost/gw-gateway:latest',
     GW_APP_IMAGE: exports.GW_APP_IMAGE ?? 'localhost/gw-app:latest',
     GW_POSTGRES_IMAGE: exports.GW_POSTGRES_IMAGE ?? 'localhost/gw-base-postgres:15',
+    GW_BALANCER_IMAGE: exports.GW_BALANCER_IMAGE ?? 'localhost/gw-balancer:latest',
+    GW_BALANCER_BASE_IMAGE: exports.GW_BALANCER_BASE_IMAGE ?? 'localhost/gw-base-haproxy:2.6',
     GW_TEST_OIDC_PROVIDER_IMAGE: `${OIDC_PROVIDER_REPO}:latest`,
   };
 }

@@ -29,14 +29,16 @@ describe('the self-signed certificate', () => {
     expect(cert.keyUsage).toContain('1.3.6.1.5.5.7.3.1');
   });
 
-  test('is RSA 2048 with its own key, valid from now for ten years', () => {
+  test('is RSA 2048 with its own key, valid from now for 397 days (browsers flag over 398)', () => {
     const key = createPrivateKey(pair.keyPem);
     expect(key.asymmetricKeyType).toBe('rsa');
     expect(key.asymmetricKeyDetails?.modulusLength).toBe(2048);
     expect(cert.checkPrivateKey(key)).toBe(true);
     expect(cert.verify(cert.publicKey)).toBe(true);
     expect(new Date(cert.validFrom).getTime()).toBeLessThan(NOW.getTime());
-    expect(new Date(cert.validTo).getUTCFullYear()).toBe(2036);
+    expect(new Date(cert.validTo).toISOString()).toBe('2027-12-24T12:00:00.000Z');
+    const days = (Date.parse(cert.validTo) - Date.parse(cert.validFrom)) / 86_400_000;
+    expect(days).toBeLessThanOrEqual(398);
   });
 
   test('is unique: another one has another key and serial', () => {
@@ -83,7 +85,7 @@ describe('a supplied certificate is checked', () => {
   test('expired, or not valid yet', () => {
     const later = new Date('2037-01-01T00:00:00Z');
     expect(certificateProblems({ ...pair, ...FILES }, 'gw.example.com', later)).toEqual([
-      expect.stringMatching(/^\/cfg\/nginx\/ssl\/nginx\.crt: expired on 2036-11-22T12:00:00/),
+      expect.stringMatching(/^\/cfg\/nginx\/ssl\/nginx\.crt: expired on 2027-12-24T12:00:00/),
     ]);
     const earlier = new Date('2026-11-20T00:00:00Z');
     expect(certificateProblems({ ...pair, ...FILES }, 'gw.example.com', earlier)).toEqual([

@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import {
   CertificateError,
@@ -12,6 +12,7 @@ import {
   renderConfigDir,
   type Settings,
 } from '../../generator/index.js';
+import { opensslCertificate } from '../support/openssl.js';
 
 const homes: string[] = [];
 afterAll(async () => {
@@ -104,9 +105,15 @@ describe('ensureConfigDir', () => {
     expect(await allFiles(dir)).not.toContain(LAYOUT.certificate);
   });
 
-  test('an expired certificate is refused (clock frozen past its end)', async () => {
+  test("an operator's expired certificate is refused (clock frozen past its end)", async () => {
     const dir = await freshDir();
     await ensureConfigDir(dir, settingsFor(dir));
+    const supplied = await opensslCertificate(dirname(dir), 'supplied', [
+      ...['-newkey', 'rsa:2048', '-days', '1', '-subj', '/CN=gw.example.com'],
+      ...['-addext', 'subjectAltName=DNS:gw.example.com'],
+    ]);
+    await writeFile(join(dir, LAYOUT.certificate), supplied.certificatePem);
+    await writeFile(join(dir, LAYOUT.key), supplied.keyPem);
     await expect(
       ensureConfigDir(dir, settingsFor(dir), { now: new Date('2040-01-01T00:00:00Z') }),
     ).rejects.toThrow(/nginx\.crt: expired on/);

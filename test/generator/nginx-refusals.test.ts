@@ -120,4 +120,19 @@ describe('failures behind the gateway', () => {
     expect(answer.status).toBe(200);
     expect(gw.stubApp.requests[0]?.headers['x-client-id']).toBe('7');
   });
+
+  test('a sidecar that speaks HTTP only (an older one, mid-upgrade) is asked in HTTP', async () => {
+    await gw.stubSidecar.close();
+    gw.stubSidecar = await startStub(allow({ 'X-Client-Id': '8' }), gw.stubSidecar.port, {
+      frames: false,
+    });
+    // nginx has two workers: each finds out for itself.
+    for (let i = 0; i < 6; i++) {
+      const answer = await https(gw.httpsPort, `/old-${i}`, gw.ca, WITH_CREDENTIAL);
+      expect(answer.status).toBe(200);
+    }
+    expect(gw.stubApp.requests.map((r) => r.headers['x-client-id'])).toEqual(Array(6).fill('8'));
+    expect(gw.authCalls().length).toBe(6);
+    expect(await gw.nginx.errorLog()).toMatch(/answers HTTP only; asking it in HTTP/);
+  });
 });

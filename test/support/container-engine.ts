@@ -31,6 +31,14 @@ export const IMAGES = {
   get database() {
     return process.env.GW_POSTGRES_IMAGE || 'localhost/gw-base-postgres:15';
   },
+  /** HAProxy in front of the pairs of docker-compose.replicas.yml. */
+  get balancer() {
+    return process.env.GW_BALANCER_IMAGE || 'localhost/gw-balancer:latest';
+  },
+  /** Debian with HAProxy: the balancer's base, and what holds a pair's network namespace. */
+  get balancerBase() {
+    return process.env.GW_BALANCER_BASE_IMAGE || 'localhost/gw-base-haproxy:2.6';
+  },
   /** The test OpenID Connect provider (test/containers/oidc-provider/). */
   get oidcProvider() {
     return process.env.GW_TEST_OIDC_PROVIDER_IMAGE || 'localhost/gw-test-oidc-provider:latest';

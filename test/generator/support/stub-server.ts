@@ -1,5 +1,8 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { AuthAnswer, AuthQuestion } from '../../../sidecar/auth/auth-route.js';
+import { acceptAuthFrames } from '../../../sidecar/frames/frame-listener.js';
+import { silentLogger } from '../../../sidecar/log.js';
 
 /** A request as a stub saw it. */
 export interface SeenRequest {
@@ -27,7 +30,11 @@ export interface StubServer {
 }
 
 /** Starts a stub on 127.0.0.1, on `port` or any free one. */
-export async function startStub(handler: StubHandler, port = 0): Promise<StubServer> {
+export async function startStub(
+  handler: StubHandler,
+  port = 0,
+  { frames = true }: { frames?: boolean } = {},
+): Promise<StubServer> {
   const sockets = new Set<import('node:net').Socket>();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -43,6 +50,11 @@ export async function startStub(handler: StubHandler, port = 0): Promise<StubSer
       stub.handler(seen, res);
     });
   });
+  // A stub sidecar answers nginx's auth frames as the real one does (frames: false, an older
+  // sidecar that speaks HTTP only): the same handler, through a response that records its answer.
+  if (frames) {
+    acceptAuthFrames(server, (question) => answerFrame(stub, question), silentLogger);
+  }
   server.on('connection', (socket) => {
     stub.connections++;
     sockets.add(socket);
@@ -84,4 +96,25 @@ export function sendJson(
     'Content-Length': Buffer.byteLength(text),
   });
   res.end(text);
+}
+
+/** A frame question run through the stub's HTTP handler, seen as `GET /auth`. */
+function answerFrame(stub: StubServer, question: AuthQuestion): Promise<AuthAnswer> {
+  return new Promise((resolve) => {
+    const seen: SeenRequest = { method: 'GET', url: '/auth', headers: question.headers, body: '' };
+    stub.requests.push(seen);
+    let status = 200;
+    let headers: Record<string, string> = {};
+    const response = {
+      writeHead(code: number, values: Record<string, string | number> = {}) {
+        status = code;
+        headers = Object.fromEntries(Object.entries(values).map(([k, v]) => [k, String(v)]));
+        return response;
+      },
+      end(body?: string) {
+        resolve({ status, headers, body: body ?? '' });
+      },
+    };
+    stub.handler(seen, response as unknown as ServerResponse);
+  });
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ApiKeyVerifier } from '../../../sidecar/auth/api-key-verifier.js';
-import { createAuthHandler } from '../../../sidecar/auth/auth-route.js';
+import { createAuthDecider, createAuthHandler } from '../../../sidecar/auth/auth-route.js';
 import { Authenticator } from '../../../sidecar/auth/authenticator.js';
 import type { BearerVerifier } from '../../../sidecar/auth/bearer-verifier.js';
 import { SidecarMetrics } from '../../../sidecar/metrics/sidecar-metrics.js';
@@ -71,6 +71,17 @@ describe('/auth', () => {
     // An API key has no expiry of its own: nginx keeps its decision for max_age_ms.
     expect(res.headers['x-gateway-valid-until']).toBeUndefined();
     expect(res.text).toBe('');
+  });
+
+  test('the decider behind it (also what auth frames answer): a 204 has no body', async () => {
+    const decide = createAuthDecider(new Authenticator(new ApiKeyVerifier(clients), bearer), log);
+    const answer = await decide({
+      headers: { authorization: `apk 1.${SECRET}` },
+      rawHeaders: ['Authorization', `apk 1.${SECRET}`],
+    });
+    expect(answer.status).toBe(204);
+    expect(answer.body).toBe('');
+    expect(answer.headers['X-Client-Id']).toBe('1');
   });
 
   test('an admin key says so, with its own row', async () => {

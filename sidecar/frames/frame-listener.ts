@@ -1,0 +1,124 @@
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+import type { AuthAnswer, AuthQuestion } from '../auth/auth-route.js';
+import { asciiJson, INTERNAL_ERROR_BODY } from '../errors/api-error.js';
+import type { Logger } from '../log.js';
+import { couldBeFrame, FRAME_MAGIC, formatAnswer, parseQuestion } from './auth-frame.js';
+
+/** Idle frame connections close after this, as HTTP keep-alive ones do (keepAliveTimeout). */
+const IDLE_MS = 75_000;
+
+interface FrameConnection {
+  busy: boolean;
+  /** The server is closing: end the connection once its question is answered. */
+  closing: boolean;
+}
+
+/**
+ * Lets `server` (the sidecar's node:http server) also answer auth frames on the same socket:
+ * each connection's first bytes say which it speaks ("GWA1\n" is no HTTP request line). HTTP
+ * connections go to Node's HTTP machinery exactly as before; frame connections to `decide`,
+ * without it (auth-frame.ts). Nothing about listening or addresses changes, so every
+ * deployment (unix socket, TCP) gets the one hop without a new port or setting.
+ *
+ * Closing follows Node's HTTP server: `close()` ends idle frame connections at once and busy
+ * ones after their answer; `closeAllConnections()` destroys them all.
+ */
+export function acceptAuthFrames(
+  server: Server,
+  decide: (question: AuthQuestion) => Promise<AuthAnswer>,
+  log: Logger,
+): void {
+  // Node's own 'connection' listener (the HTTP parser's), added when the server was made.
+  const http = server.listeners('connection') as ((socket: Socket) => void)[];
+  server.removeAllListeners('connection');
+  const undecided = new Set<Socket>();
+  const frames = new Map<Socket, FrameConnection>();
+
+  server.prependListener('connection', (socket: Socket) => {
+    undecided.add(socket);
+    socket.once('close', () => undecided.delete(socket));
+    // A connection that never says anything is closed like an idle keep-alive one.
+    socket.setTimeout(IDLE_MS, () => socket.destroy());
+    let first: Buffer = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      first = first.length === 0 ? chunk : Buffer.concat([first, chunk]);
+      // Too short to tell, but still a frame's start: wait for more.
+      if (first.length < FRAME_MAGIC.length && couldBeFrame(first)) return;
+      socket.off('data', onData);
+      socket.setTimeout(0);
+      undecided.delete(socket);
+      if (couldBeFrame(first)) {
+        serveFrames(socket, first);
+        return;
+      }
+      // HTTP: hand the connection over with its first bytes put back (as httpolyglot does).
+      socket.pause();
+      socket.unshift(first);
+      for (const listener of http) listener.call(server, socket);
+      process.nextTick(() => socket.resume());
+    };
+    socket.on('data', onData);
+  });
+
+  function serveFrames(socket: Socket, first: Buffer): void {
+    const state: FrameConnection = { busy: false, closing: false };
+    frames.set(socket, state);
+    socket.once('close', () => frames.delete(socket));
+    // A peer that resets mid-answer is not the sidecar's fault: nothing to report.
+    socket.on('error', () => socket.destroy());
+    socket.setTimeout(IDLE_MS, () => socket.destroy());
+    let buffer: Buffer = first;
+    const pump = (): void => {
+      if (state.busy || socket.destroyed) return;
+      const parsed = parseQuestion(buffer);
+      if (parsed.kind === 'incomplete') return;
+      if (parsed.kind === 'invalid') {
+        log.warn('refused a malformed auth frame', { reason: parsed.reason });
+        const body = asciiJson({
+          errors: [{ code: 'BAD_REQUEST', message: 'The request is malformed.' }],
+        });
+        socket.end(formatAnswer({ status: 400, headers: {}, body }));
+        return;
+      }
+      state.busy = true;
+      buffer = parsed.rest;
+      decide(parsed.question)
+        .then(formatAnswer)
+        .catch((err: unknown) => {
+          log.error('unexpected error in /auth', { error: (err as Error).message });
+          return formatAnswer({ status: 500, headers: {}, body: asciiJson(INTERNAL_ERROR_BODY) });
+        })
+        .then((bytes) => {
+          state.busy = false;
+          if (socket.destroyed) return;
+          socket.write(bytes);
+          if (state.closing) socket.end();
+          else pump();
+        });
+    };
+    socket.on('data', (chunk: Buffer) => {
+      buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
+      pump();
+    });
+    pump();
+  }
+
+  // Node's close() calls closeIdleConnections() (Node 19 and later): idle frame connections,
+  // and connections that never said anything, are idle too.
+  const closeIdle = server.closeIdleConnections.bind(server);
+  server.closeIdleConnections = () => {
+    closeIdle();
+    for (const socket of undecided) socket.destroy();
+    for (const [socket, state] of frames) {
+      if (state.busy) state.closing = true;
+      else socket.destroy();
+    }
+  };
+  const closeAll = server.closeAllConnections.bind(server);
+  server.closeAllConnections = () => {
+    closeAll();
+    for (const socket of undecided) socket.destroy();
+    for (const socket of frames.keys()) socket.destroy();
+  };
+}
