@@ -31,6 +31,7 @@ import { FLOOD_CONNECTIONS } from './phases/flood.js';
 import { measureLatency } from './phases/latency.js';
 import { measureManagement } from './phases/management.js';
 import { measureMemory } from './phases/memory.js';
+import { measureRateLimits, type RateLimitResult } from './phases/rate-limit.js';
 import { measureRevocation } from './phases/revocation.js';
 import { measureThroughput } from './phases/throughput.js';
 import { FIGURE_IDS } from './report/figure.js';
@@ -98,6 +99,14 @@ async function main(): Promise<number> {
     const fastThroughput = await measureThroughput(ctx, fastTargets(stack));
     say('fast rows: p99 at half of the maximum API-key rate');
     const fastLatency = await measureLatency(ctx, fastTargets(stack), fastThroughput.apk.rps);
+    say('fast rows: a rate limit never reached vs none; accuracy under a limit (10 s)');
+    let rateLimit: Outcome<RateLimitResult>;
+    try {
+      rateLimit = await measureRateLimits(ctx);
+    } catch (err) {
+      rateLimit = { error: (err as Error).message.split('\n', 1)[0]! };
+      say(`  not measured: ${rateLimit.error}`);
+    }
     // Phases driven by the Node client have no wrk run to sample CPU in: meter the phase.
     const metered = async <T>(run: () => Promise<T>): Promise<[T, CpuSplit]> => {
       const stop = await cpuMeter(() => stack.roots());
@@ -157,6 +166,7 @@ async function main(): Promise<number> {
         latency: fastLatency,
         firstRequest: fastFirstRequest,
         duringList,
+        rateLimit,
       },
       memory,
       memorySamples: ctx.memory,

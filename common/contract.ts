@@ -106,6 +106,22 @@ export const DECISION_FROM_SIDECAR = {
   previousKeyUntil: 'X-Gateway-Previous-Key-Until',
   /** Unix time (s) from which the client is expired; absent: never. */
   expiresAt: 'X-Gateway-Expires-At',
+  /**
+   * On a 2xx and on a known key record: the client's rate limit as `<requests> <per_seconds>`;
+   * absent: none. Kept with the decision or record, so a change reaches nginx by the same push
+   * as a revocation (docs/decisions/20261125-rate-limits-and-usage.md).
+   */
+  rateLimit: 'X-Gateway-Rate-Limit',
+} as const;
+
+/**
+ * The headers of the IETF httpapi draft (draft-ietf-httpapi-ratelimit-headers) on every answer
+ * to a rate-limited client, and the name of the one policy they describe.
+ */
+export const RATE_LIMIT_HEADERS = {
+  policy: 'RateLimit-Policy',
+  state: 'RateLimit',
+  policyName: 'client',
 } as const;
 
 /** Refusal details the sidecar answers on 401/403, relayed to the caller. */
@@ -131,6 +147,11 @@ export const CONTROL = {
    * (row empty: no such client); the sidecar adds them to its failure counts.
    */
   failures: '/failures',
+  /**
+   * POST: the requests nginx counted per client since the last call, as JSON
+   * `{"<row>": [allowed, limited]}`; the sidecar adds them to `api_client_usage`.
+   */
+  usage: '/usage',
 } as const;
 
 /** PostgreSQL channel on which a change of an API client is announced (payload: row id). */
@@ -185,6 +206,11 @@ export const NGINX_NAMES = {
    * before nginx answers 429 itself; 0 turns a budget off.
    */
   failureBudgetVariable: '$gateway_failure_budget',
+  /**
+   * Rate-limit windows and per-client request counts (docs/decisions/20261125-rate-limits-and-usage.md).
+   * A default.conf from before it has none: the Lua code then uses the budgets dict.
+   */
+  limitsDict: 'gateway_limits',
 } as const;
 
 /**
@@ -218,6 +244,7 @@ export const LUA_COUNTERS = {
   key_hit: 'an API key accepted from a key record (right secret, nginx alone)',
   key_refused: 'an API key refused from a key record (wrong secret, unknown id or expired)',
   budget_refused: 'a request answered 429 because a failure budget was spent',
+  rate_limited: "a request answered 429 because its client's rate limit was reached",
 } as const;
 
 /** The largest `auth_cache.max_age_ms` the settings accept. */

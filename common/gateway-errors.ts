@@ -147,6 +147,12 @@ export const LUA_ANSWERS = {
     code: 'TOO_MANY_FAILED_ATTEMPTS',
     message: 'Too many failed authentication attempts; retry after the time in Retry-After.',
   },
+  // Past the client's own rate limit (its record's rate_limit), counted in nginx's memory.
+  rateLimited: {
+    status: 429,
+    code: 'RATE_LIMITED',
+    message: "The API client's rate limit is reached; retry after the time in Retry-After.",
+  },
 } as const satisfies Record<string, GatewayAnswer>;
 
 /** The JSON body of an answer. */

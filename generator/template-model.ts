@@ -56,6 +56,8 @@ export interface DefaultConfModel {
   reservedPaths: string[];
   /** The control socket's location where the sidecar collects nginx's own refusal counts. */
   failuresPath: string;
+  /** The control socket's location where the sidecar collects nginx's per-client request counts. */
+  usagePath: string;
   /** Where an error location asked from outside is sent: the reserved prefix it lives under. */
   errorPageFromOutside: string;
   /** On the control socket: nginx proxies the Lua code's questions to the sidecar. */
@@ -118,6 +120,8 @@ export interface DecisionCacheModel {
   decisionInputs: NameValue;
   keysDict: string;
   budgetsDict: string;
+  /** Rate-limit windows and per-client request counts. */
+  limitsDict: string;
   /** `set $gateway_sidecar "unix:..."`: the sidecar for one-hop asks; empty: via the control socket. */
   sidecar: NameValue;
   /** `set $gateway_auth_timeout_ms <n>`: the one-hop ask's timeouts. */
@@ -251,6 +255,7 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       },
       keysDict: NGINX_NAMES.keysDict,
       budgetsDict: NGINX_NAMES.budgetsDict,
+      limitsDict: NGINX_NAMES.limitsDict,
       sidecar: { name: NGINX_NAMES.sidecarVariable, value: quoted(directSidecar(settings)) },
       authTimeout: {
         name: NGINX_NAMES.authTimeoutVariable,
@@ -276,6 +281,7 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       body: jsonLiteral(JSON.parse(answerBody(page))),
     })),
     failuresPath: CONTROL.failures,
+    usagePath: CONTROL.usage,
     notFoundBody: jsonLiteral(
       JSON.parse(answerBody(NGINX_ERROR_PAGES.find((p) => p.nginxStatus === 404)!)),
     ),

@@ -21,6 +21,9 @@ import { ChangeListener } from './revocation/change-listener.js';
 import { NginxControl, NO_INVALIDATOR } from './revocation/nginx-control.js';
 import { createSidecarServer } from './server.js';
 import { SettingsStore } from './settings/settings-store.js';
+import { UsagePruner } from './usage/usage-pruner.js';
+import { UsageRecorder } from './usage/usage-recorder.js';
+import { readUsageSettings } from './usage/usage-settings.js';
 
 export interface RunningSidecar {
   /** `http://host:port`, or `unix:/path` for a socket. */
@@ -54,6 +57,7 @@ export async function startSidecar(
 ): Promise<RunningSidecar> {
   // Read first: a bad OIDC_* value stops the start-up before anything waits for the database.
   const oidc = readOidcSettings(env);
+  const usage = readUsageSettings(env);
   const pool = createPool(config.databaseUrl, log);
   // Management gets its own, smaller pool: /auth never queues for a connection behind it.
   const managementPool = createPool(config.databaseUrl, log, { max: 4 });
@@ -127,6 +131,12 @@ export async function startSidecar(
     ...(control ? { nginx: control } : {}),
   });
   failures.start();
+  // Requests per client: nginx counts them, this sidecar writes its nginx's counts per minute
+  // and every sidecar prunes past the retention (docs/decisions/20261125-rate-limits-and-usage.md).
+  const recorder = control ? new UsageRecorder(pool, control, log, usage.flushMs) : null;
+  recorder?.start();
+  const pruner = new UsagePruner(pool, log, usage.retentionDays, usage.pruneIntervalMs, clock);
+  pruner.start();
   const server = createSidecarServer({
     pool,
     managementPool,
@@ -164,7 +174,7 @@ export async function startSidecar(
       // every request then fails closed until a sidecar is back.
       await invalidator.all();
       // What was noted in memory goes to the database before the pools close.
-      await Promise.all([lastUsed.close(), failures.close()]);
+      await Promise.all([lastUsed.close(), failures.close(), recorder?.close(), pruner.stop()]);
       await Promise.all([pool.end(), managementPool.end()]);
     },
   };

@@ -46,6 +46,8 @@ export const FIGURE_IDS = [
   'fast_flood_ratio',
   'fast_first_request_during_list_p99',
   'fast_list_sidecar_rss_growth',
+  'fast_rate_limit_cost',
+  'fast_rate_limit_accuracy',
   'revocation_worst',
   'management_create_p50',
   'management_list',

@@ -5,11 +5,13 @@ import type { DuringListResult } from '../phases/first-sight-during-list.js';
 import type { LatencyResult } from '../phases/latency.js';
 import type { ManagementResult } from '../phases/management.js';
 import type { MemoryResult } from '../phases/memory.js';
+import type { RateLimitResult } from '../phases/rate-limit.js';
 import type { RevocationResult } from '../phases/revocation.js';
 import type { ThroughputResult } from '../phases/throughput.js';
 import { round } from '../stats.js';
 import { type Figure, type FigureId, invalid, otherOf, type RawFigure } from './figure.js';
 import { missPathFigures, type Outcome } from './miss-path-figures.js';
+import { rateLimitFigures } from './rate-limit-figures.js';
 
 /** CPU of processes outside the run (cores) above which a figure is marked disturbed. */
 export const DISTURBED_CORES = 0.2;
@@ -33,6 +35,8 @@ export interface Results {
     firstRequest: FirstRequestResult;
     /** A never-seen key on B while every client is listed (issue 23). */
     duringList: Outcome<DuringListResult>;
+    /** A rate limit's cost and accuracy on B (issue 22). */
+    rateLimit: Outcome<RateLimitResult>;
   };
   memory: MemoryResult;
   memorySamples: MemorySample[];
@@ -98,6 +102,7 @@ function rawFigures(r: Results): RawFigure[] {
       cacheOffMin: 0.35,
     }),
     ...missPathFigures(r.fast.throughput, r.fast.duringList, r.phaseCpu.duringList),
+    ...rateLimitFigures(r.fast.rateLimit),
     {
       id: 'revocation_worst',
       other: otherOf(r.phaseCpu.revocation),

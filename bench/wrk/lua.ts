@@ -132,3 +132,27 @@ function bench_statuses()
   return '{' .. table.concat(parts, ',') .. '}'
 end
 ${DONE}`;
+
+/**
+ * As fast as the connections allow, counting answers by status (the rate-limit accuracy row:
+ * how many 200s a client hammering its limit gets). The request is wrk's pre-built one.
+ */
+export const COUNT_STATUSES = `
+local threads = {}
+counts = {}
+function setup(thread)
+  threads[#threads + 1] = thread
+end
+function response(status, headers, body)
+  counts[status] = (counts[status] or 0) + 1
+end
+function bench_statuses()
+  local total = {}
+  for _, thread in ipairs(threads) do
+    for status, n in pairs(thread:get('counts')) do total[status] = (total[status] or 0) + n end
+  end
+  local parts = {}
+  for status, n in pairs(total) do parts[#parts + 1] = string.format('"%d":%d', status, n) end
+  return '{' .. table.concat(parts, ',') .. '}'
+end
+${DONE}`;

@@ -6,11 +6,23 @@ import { ApiError } from './api.js';
 import { completeSignIn } from './oidc.js';
 import * as session from './session.js';
 import { auditScreen, loadAudit } from './views/audit.js';
+import { detailScreen, loadDetail } from './views/client-detail.js';
 import { clientsScreen, loadClients } from './views/clients.js';
 import { layout } from './views/layout.js';
 import { signInScreen } from './views/sign-in.js';
 
 const root = document.getElementById('app');
+const NEW_AUDIT = {
+  action: '',
+  actor: '',
+  target: '',
+  since: '',
+  until: '',
+  limit: 50,
+  cursor: null,
+  page: null,
+  names: {},
+};
 
 /** What every view reads and calls: the settings, the state, and the few transitions. */
 const app = {
@@ -19,7 +31,9 @@ const app = {
   /** A message for the whole screen: `{kind: 'error'|'notice', text}` or null. */
   message: null,
   clients: { sort: 'id', limit: 25, cursor: null, filter: '', page: null, panel: null },
-  audit: { action: '', limit: 50, cursor: null, page: null },
+  audit: { ...NEW_AUDIT },
+  /** The client whose detail screen is open. */
+  detail: null,
   update() {
     render(layout(app, screenOf(app)), root);
   },
@@ -30,6 +44,7 @@ const app = {
     app.update();
     if (screen === 'clients') await loadClients(app);
     if (screen === 'audit') await loadAudit(app);
+    if (screen === 'detail') await loadDetail(app);
     const heading = root.querySelector('h2');
     if (heading) heading.focus();
   },
@@ -46,10 +61,16 @@ const app = {
     }
     app.update();
   },
+  /** Opens the detail screen of client `id`. */
+  openClient(id) {
+    app.detail = { id, step: 'hour', client: null, usage: null, events: [], limitError: null };
+    return app.go('detail');
+  },
   signOut() {
     session.clear();
     app.clients = { sort: 'id', limit: 25, cursor: null, filter: '', page: null, panel: null };
-    app.audit = { action: '', limit: 50, cursor: null, page: null };
+    app.audit = { ...NEW_AUDIT };
+    app.detail = null;
     app.screen = 'sign-in';
     app.message = { kind: 'notice', text: 'Signed out.' };
     app.update();
@@ -59,6 +80,7 @@ const app = {
 function screenOf(a) {
   if (a.screen === 'clients') return clientsScreen(a);
   if (a.screen === 'audit') return auditScreen(a);
+  if (a.screen === 'detail' && a.detail) return detailScreen(a);
   return signInScreen(a);
 }
 

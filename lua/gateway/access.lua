@@ -9,10 +9,12 @@ local entry = require("gateway.entry")
 local keying = require("gateway.keying")
 local keys = require("gateway.keys")
 local metrics = require("gateway.metrics")
+local ratelimit = require("gateway.ratelimit")
 local request_check = require("gateway.request_check")
 local respond = require("gateway.respond")
 local sha256 = require("gateway.sha256")
 local sidecar = require("gateway.sidecar_client")
+local usage = require("gateway.usage")
 
 local M = {}
 
@@ -46,6 +48,14 @@ local function use(identity)
   var[v.client_name] = identity.client_name
   var[v.is_admin] = identity.is_admin
   var[v.method] = identity.method
+  -- The client's rate limit, when it has one (gateway.ratelimit counts it, or answers 429);
+  -- without one, its request is counted for its usage, nothing else.
+  local limit = identity.limit
+  if limit then
+    return ratelimit.admit(identity.row, limit)
+  end
+  local allowed = usage.allowed
+  allowed[identity.row] = (allowed[identity.row] or 0) + 1
 end
 
 local function lower(name)
@@ -59,6 +69,7 @@ for role, name in pairs(contract.identity_headers) do
 end
 local CLIENT_ROW = lower(contract.decision.client_row)
 local VALID_UNTIL = lower(contract.decision.valid_until)
+local RATE_LIMIT = lower(contract.decision.rate_limit)
 
 local function identity_from(header)
   local identity = {
@@ -67,6 +78,7 @@ local function identity_from(header)
     client_name = header[IDENTITY.client_name] or "",
     is_admin = header[IDENTITY.is_admin],
     method = header[IDENTITY.method],
+    limit = ratelimit.parse(header[RATE_LIMIT]),
   }
   -- A "yes" without who it is for is no "yes": refuse rather than pass an anonymous caller.
   if type(identity.row) ~= "string" or type(identity.client_id) ~= "string"

@@ -7,9 +7,10 @@ return {
     metrics = "gateway_metrics",
     keys = "gateway_keys",
     budgets = "gateway_budgets",
+    limits = "gateway_limits",
   },
   auth_path = "/auth",
-  counters = { "cache_hit", "cache_miss", "cache_eviction", "cache_store_failed", "key_hit", "key_refused", "budget_refused" },
+  counters = { "cache_hit", "cache_miss", "cache_eviction", "cache_store_failed", "key_hit", "key_refused", "budget_refused", "rate_limited" },
   control_socket_variable = "gateway_control_socket",
   toggle_variables = { api_keys = "api_keys_enabled", oidc = "open_id_connect_enabled" },
   sidecar_variable = "gateway_sidecar",
@@ -55,6 +56,12 @@ return {
     previous_key_hash = "X-Gateway-Previous-Key-Hash",
     previous_key_until = "X-Gateway-Previous-Key-Until",
     expires_at = "X-Gateway-Expires-At",
+    rate_limit = "X-Gateway-Rate-Limit",
+  },
+  rate_limit_headers = {
+    policy = "RateLimit-Policy",
+    state = "RateLimit",
+    policy_name = "client",
   },
   refusal_headers = { "WWW-Authenticate", "X-jwt-error" },
   console = {
@@ -78,6 +85,7 @@ return {
     invalid_api_key = { status = 401, code = "INVALID_API_KEY", body = "{\"errors\":[{\"code\":\"INVALID_API_KEY\",\"message\":\"The API key is not valid.\"}]}" },
     api_client_expired = { status = 401, code = "API_CLIENT_EXPIRED", body = "{\"errors\":[{\"code\":\"API_CLIENT_EXPIRED\",\"message\":\"The API client has expired.\"}]}" },
     too_many_failures = { status = 429, code = "TOO_MANY_FAILED_ATTEMPTS", body = "{\"errors\":[{\"code\":\"TOO_MANY_FAILED_ATTEMPTS\",\"message\":\"Too many failed authentication attempts; retry after the time in Retry-After.\"}]}" },
+    rate_limited = { status = 429, code = "RATE_LIMITED", body = "{\"errors\":[{\"code\":\"RATE_LIMITED\",\"message\":\"The API client's rate limit is reached; retry after the time in Retry-After.\"}]}" },
     bad_request = { status = 400, code = "BAD_REQUEST", body = "{\"errors\":[{\"code\":\"BAD_REQUEST\",\"message\":\"The request is malformed (for example a repeated Authorization header).\"}]}" },
   },
 }

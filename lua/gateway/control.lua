@@ -41,6 +41,15 @@ function M.failures()
   respond.json_data(require("gateway.budget").drain_failures())
 end
 
+-- The requests counted per client in finished generations (gateway.usage), for the sidecar's
+-- usage table.
+function M.usage()
+  if not require_post() then
+    return
+  end
+  respond.json_data(require("gateway.usage").drain())
+end
+
 function M.invalidate_all()
   if not require_post() then
     return

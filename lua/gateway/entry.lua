@@ -1,6 +1,10 @@
 -- A cached decision as stored in the shared dict: one string, no credential in it.
 --   created <TAB> row <TAB> is_admin <TAB> method <TAB> client_id <TAB> client_name
--- client_id and client_name are percent-encoded by the sidecar, so they never hold a tab.
+--   [<TAB> rate limit]
+-- client_id and client_name are percent-encoded by the sidecar, so they never hold a tab. The
+-- rate limit ("<requests> <per_seconds>", gateway.ratelimit) is empty or absent for none.
+local ratelimit = require("gateway.ratelimit")
+
 local M = {}
 
 local TAB = "\t"
@@ -18,19 +22,28 @@ function M.encode(created, identity)
     end
     fields[i] = value
   end
+  local limit = identity.limit
+  fields[#FIELDS + 1] = limit and limit.text or ""
   return string.format("%.3f", created) .. TAB .. table.concat(fields, TAB)
 end
 
 -- Pure. Returns created (number) and the identity table, or nil for a damaged value.
 function M.decode(value)
-  local created, row, is_admin, method, client_id, client_name =
-    value:match("^([^\t]+)\t([^\t]+)\t([^\t]+)\t([^\t]+)\t([^\t]*)\t([^\t]*)$")
+  -- The limit's field is optional: an entry stored before limits existed has none.
+  local created, row, is_admin, method, client_id, client_name, limit =
+    value:match("^([^\t]+)\t([^\t]+)\t([^\t]+)\t([^\t]+)\t([^\t]*)\t([^\t]*)\t?([^\t]*)$")
   created = tonumber(created)
   if not created then
     return nil
   end
-  return created,
-    { row = row, is_admin = is_admin, method = method, client_id = client_id, client_name = client_name }
+  return created, {
+    row = row,
+    is_admin = is_admin,
+    method = method,
+    client_id = client_id,
+    client_name = client_name,
+    limit = ratelimit.parse(limit),
+  }
 end
 
 -- Pure: a decision made at `created` still holds unless a revocation of its client, or of

@@ -6,6 +6,7 @@
 local cache = require("gateway.cache")
 local contract = require("gateway.contract")
 local lrucache = require("resty.lrucache")
+local ratelimit = require("gateway.ratelimit")
 local sha256 = require("gateway.sha256")
 
 local M = {}
@@ -24,7 +25,9 @@ end
 
 -- Pure: one string for the shared dict. Returns nil when a field could break the format.
 --   created TAB kind TAB expires_at TAB previous_until TAB is_admin TAB client_id TAB
---   client_name TAB hash TAB previous_hash          (hashes in hex; absent fields empty)
+--   client_name TAB hash TAB previous_hash [TAB rate limit]
+-- (hashes in hex; absent fields empty; the rate limit, gateway.ratelimit, absent in a record
+-- stored before limits existed)
 function M.encode(created, rec)
   local fields = {
     string.format("%.3f", created),
@@ -36,6 +39,7 @@ function M.encode(created, rec)
     text(rec.client_name),
     text(rec.hash_hex),
     text(rec.previous_hash_hex),
+    rec.limit and rec.limit.text or "",
   }
   for i = 2, #fields do
     if fields[i]:find(TAB, 1, true) then
@@ -48,8 +52,8 @@ end
 -- Pure: created (number) and the record with raw hashes, or nil for a damaged value.
 function M.decode(value, row)
   local created, kind, expires_at, previous_until, is_admin, client_id, client_name, hash_hex,
-    previous_hex = value:match(
-      "^([^\t]+)\t([^\t]+)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)$")
+    previous_hex, limit = value:match(
+      "^([^\t]+)\t([^\t]+)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t?([^\t]*)$")
   created = tonumber(created)
   if not created then
     return nil
@@ -77,6 +81,7 @@ function M.decode(value, row)
       client_name = client_name,
       is_admin = is_admin,
       method = "apk",
+      limit = ratelimit.parse(limit),
     },
   }
 end
@@ -115,6 +120,7 @@ local RECORD, ROW = D.key_record:lower(), D.client_row:lower()
 local HASH, PREVIOUS, UNTIL = D.key_hash:lower(), D.previous_key_hash:lower(),
   D.previous_key_until:lower()
 local EXPIRES = D.expires_at:lower()
+local RATE_LIMIT = D.rate_limit:lower()
 local ID, NAME, ADMIN = contract.identity_headers.client_id:lower(),
   contract.identity_headers.client_name:lower(), contract.identity_headers.is_admin:lower()
 
@@ -139,6 +145,7 @@ function M.from_answer(header, key_id)
     is_admin = header[ADMIN],
     client_id = header[ID],
     client_name = header[NAME] or "",
+    limit = ratelimit.parse(header[RATE_LIMIT]),
   }
   for _, field in ipairs({ "previous_until", "expires_at" }) do
     local v = rec[field]

@@ -65,6 +65,8 @@ function M.start()
   local ok, err = ngx.timer.every(FLUSH_INTERVAL_S, function(premature)
     if not premature then
       M.flush()
+      -- The requests counted per client (gateway.usage) go to shared memory at the same pace.
+      require("gateway.usage").flush()
     end
   end)
   if not ok then

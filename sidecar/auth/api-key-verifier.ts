@@ -46,6 +46,7 @@ export class ApiKeyVerifier {
         clientId: String(row.id),
         clientName: row.name,
         isAdmin: row.isAdmin,
+        rateLimit: row.rateLimit,
       },
       validUntil: validUntil([row.expiresAt?.getTime(), current ? undefined : graceEnd]),
       keyRecord,

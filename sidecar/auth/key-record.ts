@@ -33,6 +33,7 @@ export function keyRecordOf(id: number, row: ApiClientRow | null): KeyRecord {
       clientId: String(row.id),
       clientName: row.name,
       isAdmin: row.isAdmin,
+      rateLimit: row.rateLimit,
     },
     keyHash: row.keyHash,
     previous:
@@ -48,7 +49,7 @@ function seconds(date: Date): number {
 
 /**
  * The identity headers of a "yes" (also a known key record's): free text percent-encoded, so
- * nginx can keep them in one tab-separated entry.
+ * nginx can keep them in one tab-separated entry; the rate limit, when the client has one.
  */
 export function identityHeaders(identity: Identity, method: string): Record<string, string> {
   const values = {
@@ -61,6 +62,8 @@ export function identityHeaders(identity: Identity, method: string): Record<stri
     [DECISION_FROM_SIDECAR.clientRow]: String(identity.id),
   };
   for (const row of IDENTITY_FROM_SIDECAR) headers[row.header] = values[row.role];
+  const limit = identity.rateLimit;
+  if (limit) headers[DECISION_FROM_SIDECAR.rateLimit] = `${limit.requests} ${limit.perSeconds}`;
   return headers;
 }
 

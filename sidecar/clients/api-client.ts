@@ -1,5 +1,38 @@
 import { z } from 'zod';
 
+/** A client's rate limit: at most `requests` per `perSeconds`, counted by each nginx. */
+export interface RateLimit {
+  requests: number;
+  perSeconds: number;
+}
+
+/** The bounds nginx enforces (lua/gateway/ratelimit.lua parses no more) and the table checks. */
+export const RATE_LIMIT_BOUNDS = {
+  requests: { min: 1, max: 1_000_000_000 },
+  perSeconds: { min: 1, max: 86_400 },
+} as const;
+
+/** A rate limit in the API's words: `{"requests": 100, "per_seconds": 1}`. */
+export const rateLimitSchema = z
+  .strictObject({
+    requests: z
+      .int({ error: 'must be a whole number' })
+      .min(RATE_LIMIT_BOUNDS.requests.min)
+      .max(RATE_LIMIT_BOUNDS.requests.max)
+      .meta({ description: 'How many requests the window allows.' }),
+    per_seconds: z
+      .int({ error: 'must be a whole number' })
+      .min(RATE_LIMIT_BOUNDS.perSeconds.min)
+      .max(RATE_LIMIT_BOUNDS.perSeconds.max)
+      .meta({ description: 'The window, in seconds (1 to 86400).' }),
+  })
+  .meta({
+    id: 'RateLimit',
+    description:
+      'At most `requests` per `per_seconds` (a sliding window), counted by each gateway pair ' +
+      'on its own; past it, 429 `RATE_LIMITED` with `Retry-After`.',
+  });
+
 /** An API client as stored; `keyHash` and `previousKeyHash` never leave the sidecar. */
 export interface ApiClientRow {
   id: number;
@@ -15,6 +48,8 @@ export interface ApiClientRow {
   /** The secret replaced by the last rotation, accepted until `previousKeyExpiresAt`. */
   previousKeyHash: Buffer | null;
   previousKeyExpiresAt: Date | null;
+  /** null: not limited. */
+  rateLimit: RateLimit | null;
 }
 
 const clientId = z.int().min(1).max(Number.MAX_SAFE_INTEGER);
@@ -45,6 +80,7 @@ export const apiClientRecordSchema = z
     previous_key_expires_at: z.iso.datetime().nullable().meta({
       description: 'Set while a rotated-out secret is still accepted, else null.',
     }),
+    rate_limit: rateLimitSchema.nullable().meta({ description: 'null: not limited.' }),
   })
   .meta({ id: 'ApiClient', description: 'An API client; never a secret or a hash.' });
 
@@ -67,7 +103,13 @@ export function toRecord(row: ApiClientRow, now: number = Date.now()): ApiClient
       grace !== null && row.previousKeyHash !== null && grace.getTime() > now
         ? grace.toISOString()
         : null,
+    rate_limit: rateLimitJson(row.rateLimit),
   };
+}
+
+/** The limit as the API writes it. */
+export function rateLimitJson(limit: RateLimit | null): ApiClientRecord['rate_limit'] {
+  return limit ? { requests: limit.requests, per_seconds: limit.perSeconds } : null;
 }
 
 /** Whether the client has expired at `now` (ms): from `expires_at` on, inclusive. */
@@ -85,4 +127,6 @@ export interface Identity {
   clientId: string;
   clientName: string;
   isAdmin: boolean;
+  /** The client's rate limit, enforced by nginx; absent or null: none. */
+  rateLimit?: RateLimit | null;
 }

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Queryable } from '../db/queryable.js';
-import type { ApiClientRow } from './api-client.js';
+import type { ApiClientRow, RateLimit } from './api-client.js';
 import {
   isDescending,
   KEY_SQL,
@@ -13,7 +13,8 @@ import {
 import { RECORD_JSON_SQL } from './record-sql.js';
 
 const COLUMNS = `id, name, is_admin, api_client_id, key_hash, created_at, expires_at,
-  last_used_at, previous_key_hash, previous_key_expires_at`;
+  last_used_at, previous_key_hash, previous_key_expires_at, rate_limit_requests,
+  rate_limit_per_seconds`;
 
 interface DbRow {
   id: number;
@@ -26,6 +27,8 @@ interface DbRow {
   last_used_at: Date | null;
   previous_key_hash: Buffer | null;
   previous_key_expires_at: Date | null;
+  rate_limit_requests: number | null;
+  rate_limit_per_seconds: number | null;
 }
 
 function fromDb(row: DbRow): ApiClientRow {
@@ -40,6 +43,10 @@ function fromDb(row: DbRow): ApiClientRow {
     lastUsedAt: row.last_used_at,
     previousKeyHash: row.previous_key_hash,
     previousKeyExpiresAt: row.previous_key_expires_at,
+    rateLimit:
+      row.rate_limit_requests !== null && row.rate_limit_per_seconds !== null
+        ? { requests: row.rate_limit_requests, perSeconds: row.rate_limit_per_seconds }
+        : null,
   };
 }
 
@@ -49,6 +56,8 @@ export interface NewApiClient {
   apiClientId: string | null;
   /** Absent or null: never expires. */
   expiresAt?: Date | null;
+  /** Absent or null: not limited. */
+  rateLimit?: RateLimit | null;
 }
 
 /** A rotation's outcome: the row with its new key hash, no such client, or a token-only one. */
@@ -72,6 +81,8 @@ export interface ClientChanges {
   isAdmin?: boolean;
   apiClientId?: string | null;
   expiresAt?: Date | null;
+  /** null: no limit. */
+  rateLimit?: RateLimit | null;
 }
 
 /** One page of a listing, in the listing's order. */
@@ -80,6 +91,8 @@ export interface PageRequest {
   limit: number | null;
   /** Start after (or end before) this key; null: from the start. */
   from: { direction: 'after' | 'before'; key: SortKey } | null;
+  /** Only names starting with this, ignoring case; absent or null: all. */
+  namePrefix?: string | null;
 }
 
 export interface Page {
@@ -114,9 +127,18 @@ export class ClientStore {
   ): Promise<CreateOutcome> {
     try {
       const { rows } = await db.query<DbRow>(
-        `INSERT INTO api_clients (name, is_admin, api_client_id, key_hash, expires_at)
-         VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
-        [client.name, client.isAdmin, client.apiClientId, keyHash, client.expiresAt ?? null],
+        `INSERT INTO api_clients (name, is_admin, api_client_id, key_hash, expires_at,
+           rate_limit_requests, rate_limit_per_seconds)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+        [
+          client.name,
+          client.isAdmin,
+          client.apiClientId,
+          keyHash,
+          client.expiresAt ?? null,
+          client.rateLimit?.requests ?? null,
+          client.rateLimit?.perSeconds ?? null,
+        ],
       );
       return { ok: true, row: fromDb(rows[0]!) };
     } catch (err) {
@@ -142,6 +164,10 @@ export class ClientStore {
     if (changes.isAdmin !== undefined) set('is_admin', changes.isAdmin);
     if (changes.apiClientId !== undefined) set('api_client_id', changes.apiClientId);
     if (changes.expiresAt !== undefined) set('expires_at', changes.expiresAt);
+    if (changes.rateLimit !== undefined) {
+      set('rate_limit_requests', changes.rateLimit?.requests ?? null);
+      set('rate_limit_per_seconds', changes.rateLimit?.perSeconds ?? null);
+    }
     try {
       const { rows } = await db.query<DbRow>(
         `UPDATE api_clients SET ${sets.join(', ')} WHERE id = $1 RETURNING ${COLUMNS}`,
@@ -245,11 +271,17 @@ export class ClientStore {
     const backwards = request.from?.direction === 'before';
     const ascending = isDescending(request.sort) === backwards;
     const values: unknown[] = [];
-    let where = '';
+    const conditions: string[] = [];
     if (request.from) {
       values.push(...request.from.key);
-      where = `WHERE ${keyBound(exprs, ascending ? '>' : '<', 1)}`;
+      conditions.push(keyBound(exprs, ascending ? '>' : '<', 1));
     }
+    const prefix = request.namePrefix ?? null;
+    if (prefix !== null) {
+      values.push(likePrefix(prefix));
+      conditions.push(`${NAME_PREFIX_SQL} lower($${values.length})`);
+    }
+    const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
     const order = exprs.map((e) => `${e} ${ascending ? 'ASC' : 'DESC'}`).join(', ');
     values.push(request.limit + 1);
     const [{ rows }, total] = await Promise.all([
@@ -257,7 +289,7 @@ export class ClientStore {
         `SELECT ${COLUMNS} FROM api_clients ${where} ORDER BY ${order} LIMIT $${values.length}`,
         values,
       ),
-      this.total(),
+      prefix === null ? this.total() : this.totalWithPrefix(prefix),
     ]);
     const more = rows.length > request.limit;
     const page = (more ? rows.slice(0, request.limit) : rows).map(fromDb);
@@ -277,6 +309,7 @@ export class ClientStore {
     sort: Sort,
     from: PageRequest['from'],
     batch: number,
+    namePrefix: string | null = null,
   ): AsyncGenerator<RecordBatch, void, undefined> {
     const field = sortField(sort);
     const exprs = KEY_SQL[field];
@@ -296,6 +329,10 @@ export class ClientStore {
       if (end) {
         conditions.push(keyBound(exprs, ascending ? '<' : '>', values.length + 1));
         values.push(...end);
+      }
+      if (namePrefix !== null) {
+        values.push(likePrefix(namePrefix));
+        conditions.push(`${NAME_PREFIX_SQL} lower($${values.length})`);
       }
       values.push(batch);
       const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
@@ -317,6 +354,20 @@ export class ClientStore {
       if (row.n < batch) return;
       after = last;
     }
+  }
+
+  /**
+   * How many clients have a name starting with `prefix` (ignoring case): exact up to
+   * EXACT_TOTAL_BOUND, beyond it EXACT_TOTAL_BOUND + 1 (there is no estimate of a filter; a
+   * search that broad is narrowed by typing more).
+   */
+  async totalWithPrefix(prefix: string): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (SELECT 1 FROM api_clients
+         WHERE ${NAME_PREFIX_SQL} lower($1) LIMIT $2) AS bounded`,
+      [likePrefix(prefix), EXACT_TOTAL_BOUND + 1],
+    );
+    return rows[0]?.n ?? 0;
   }
 
   /**
@@ -373,6 +424,19 @@ type KeyColumns = [id: number, name: string, apiClientId: string | null];
 
 function recordKey([id, name, apiClientId]: KeyColumns, field: SortField): SortKey {
   return keyOf({ id, name, apiClientId }, field);
+}
+
+/** The name filter, as api_clients_name_prefix (migration 0009) serves it; `$n` follows. */
+const NAME_PREFIX_SQL = 'lower(name) LIKE';
+
+/**
+ * `prefix` as a LIKE pattern, its own % _ \\ escaped, then any rest; passed through SQL's
+ * lower() (`lower($n)`) so both sides are lowered by PostgreSQL alike. Always in an unnamed
+ * statement: the planner then sees the pattern and scans the index's range (a prepared
+ * statement's generic plan could not).
+ */
+function likePrefix(prefix: string): string {
+  return `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 /** Below this many clients, `total` is an exact count; above it, an estimate. */

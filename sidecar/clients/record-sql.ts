@@ -29,4 +29,7 @@ export const RECORD_JSON_SQL = `'{"id":' || id || ',"api_key_id":' || id
   || ',"previous_key_expires_at":' || CASE
        WHEN previous_key_hash IS NOT NULL AND previous_key_expires_at > now()
        THEN ${isoSql('previous_key_expires_at')} ELSE 'null' END
+  || ',"rate_limit":' || CASE WHEN rate_limit_requests IS NULL THEN 'null'
+       ELSE '{"requests":' || rate_limit_requests || ',"per_seconds":' || rate_limit_per_seconds
+            || '}' END
   || '}'`;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type RateLimit, rateLimitSchema } from '../clients/api-client.js';
 import type { ErrorDetail } from '../errors/api-error.js';
 import { isJsonObject, issueDetails, NOT_AN_OBJECT, type Validated } from './body-errors.js';
 
@@ -35,6 +36,10 @@ const EXPIRES_AT =
 
 const SUBJECT = 'an API client';
 
+const RATE_LIMIT =
+  'At most `requests` per `per_seconds`, counted by each gateway pair on its own; null: none.';
+const rateLimit = rateLimitSchema.nullable().optional();
+
 const NAME = 'Unique; no control characters, no surrounding whitespace.';
 const IS_ADMIN = 'May use the management API.';
 const SUBJECT_ID =
@@ -53,6 +58,7 @@ export const createApiClientSchema = z
       .optional()
       .meta({ description: `${SUBJECT_ID} Required when generate_api_key is false.` }),
     expires_at: expiresAt.meta({ description: EXPIRES_AT }),
+    rate_limit: rateLimit.meta({ description: RATE_LIMIT }),
   })
   .meta({ id: 'ApiClientCreate', description: 'A new API client.' });
 
@@ -69,6 +75,7 @@ export const updateApiClientSchema = z
       .optional()
       .meta({ description: `${SUBJECT_ID} null only for a client with an API key.` }),
     expires_at: expiresAt.meta({ description: EXPIRES_AT }),
+    rate_limit: rateLimit.meta({ description: RATE_LIMIT }),
   })
   .meta({
     id: 'ApiClientUpdate',
@@ -94,12 +101,19 @@ function toDate(value: string | null | undefined): Date | null | undefined {
   return typeof value === 'string' ? new Date(value) : value;
 }
 
+function toRateLimit(
+  value: { requests: number; per_seconds: number } | null | undefined,
+): RateLimit | null | undefined {
+  return value ? { requests: value.requests, perSeconds: value.per_seconds } : value;
+}
+
 export interface CreateApiClientInput {
   name: string;
   isAdmin: boolean;
   generateApiKey: boolean;
   apiClientId: string | null;
   expiresAt: Date | null;
+  rateLimit: RateLimit | null;
 }
 
 /** The fields a PUT changes; absent ones keep their values. */
@@ -110,6 +124,8 @@ export interface UpdateApiClientInput {
   apiClientId?: string | null;
   /** null: never expires. */
   expiresAt?: Date | null;
+  /** null: no limit. */
+  rateLimit?: RateLimit | null;
 }
 
 /** Validates a creation body at `now` (ms), reporting every problem at once. */
@@ -145,13 +161,14 @@ export function parseCreateApiClient(
       generateApiKey: v.generate_api_key,
       apiClientId: v.api_client_id ?? null,
       expiresAt: toDate(v.expires_at) ?? null,
+      rateLimit: toRateLimit(v.rate_limit) ?? null,
     },
   };
 }
 
 /**
  * Validates an update body (PUT) at `now` (ms): any of name, is_admin, api_client_id,
- * expires_at; every problem at once.
+ * expires_at, rate_limit; every problem at once.
  */
 export function parseUpdateApiClient(
   body: unknown,
@@ -170,14 +187,15 @@ export function parseUpdateApiClient(
     v.name === undefined &&
     v.is_admin === undefined &&
     v.api_client_id === undefined &&
-    v.expires_at === undefined
+    v.expires_at === undefined &&
+    v.rate_limit === undefined
   ) {
     return {
       ok: false,
       errors: [
         {
           code: 'INVALID_BODY',
-          message: 'Send at least one of name, is_admin, api_client_id, expires_at.',
+          message: 'Send at least one of name, is_admin, api_client_id, expires_at, rate_limit.',
         },
       ],
     };
@@ -189,6 +207,7 @@ export function parseUpdateApiClient(
       ...(v.is_admin !== undefined ? { isAdmin: v.is_admin } : {}),
       ...(v.api_client_id !== undefined ? { apiClientId: v.api_client_id } : {}),
       ...(v.expires_at !== undefined ? { expiresAt: toDate(v.expires_at) } : {}),
+      ...(v.rate_limit !== undefined ? { rateLimit: toRateLimit(v.rate_limit) } : {}),
     },
   };
 }

@@ -1,6 +1,6 @@
 import { type Response, Router } from 'express';
 import { requestContext } from '../audit/request-context.js';
-import { type ApiClientRow, toRecord } from '../clients/api-client.js';
+import { type ApiClientRow, rateLimitJson, toRecord } from '../clients/api-client.js';
 import { keyOf, sortField } from '../clients/client-order.js';
 import type { UpdateOutcome } from '../clients/client-store.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/api-error.js';
@@ -30,11 +30,12 @@ export function apiClientsRouter(parts: ManagementParts): Router {
   mount(router, OPS.create, async (req, res) => {
     const input = parseCreateApiClient(req.body, clock());
     if (!input.ok) throw new ValidationError(input.errors);
-    const { name, isAdmin, generateApiKey, apiClientId, expiresAt } = input.value;
+    const { name, isAdmin, generateApiKey, apiClientId, expiresAt, rateLimit } = input.value;
     const key = generateApiKey ? generateSecret() : null;
     const context = requestContext(req, res);
     const created = await changes.run(
-      (db) => store.create({ name, isAdmin, apiClientId, expiresAt }, key?.hash ?? null, db),
+      (db) =>
+        store.create({ name, isAdmin, apiClientId, expiresAt, rateLimit }, key?.hash ?? null, db),
       (outcome) => ({
         ...context,
         action: 'api_client.create',
@@ -62,7 +63,7 @@ export function apiClientsRouter(parts: ManagementParts): Router {
   mount(router, OPS.list, async (req, res) => {
     const query = parseListQuery(req.query as Record<string, unknown>);
     if (!query.ok) throw new ValidationError(query.errors);
-    const { sort, limit, cursor } = query.value;
+    const { sort, limit, cursor, name } = query.value;
     if (limit === null) {
       // HEAD of everything: the headers a GET would have, without walking the table for a
       // body nobody receives.
@@ -70,13 +71,14 @@ export function apiClientsRouter(parts: ManagementParts): Router {
         res.status(200).type('application/json; charset=utf-8').end();
         return;
       }
-      await streamList(res, store, sort, cursor, log.child(requestIdFields(req.headers)));
+      await streamList(res, store, sort, cursor, log.child(requestIdFields(req.headers)), name);
       return;
     }
     const page = await store.list({
       sort,
       limit,
       from: cursor ? { direction: cursor.direction, key: cursor.key } : null,
+      namePrefix: name,
     });
     const field = sortField(sort);
     res.json(listResponse(page, sort, cursor, (row) => keyOf(row, field)));
@@ -156,6 +158,7 @@ function describe(row: ApiClientRow): Record<string, unknown> {
     api_client_id: row.apiClientId,
     has_api_key: row.keyHash !== null,
     expires_at: row.expiresAt?.toISOString() ?? null,
+    rate_limit: rateLimitJson(row.rateLimit),
   };
 }
 

@@ -10,6 +10,7 @@ import type { Logger } from '../log.js';
 import type { Clock } from '../oidc/settings.js';
 import type { DecisionInvalidator } from '../revocation/nginx-control.js';
 import type { SettingsRepository } from '../settings/settings.js';
+import { usageRouter } from '../usage/usage-routes.js';
 import { apiClientsRouter } from './api-clients-routes.js';
 import { noStore } from './no-store.js';
 import { openApiRouter } from './openapi/openapi-routes.js';
@@ -44,6 +45,7 @@ export function createManagementApp(parts: ManagementParts): Express {
   // OpenAPI document too (decision 20261123-openapi-document).
   app.use('/v1/management', requireAdmin(parts.authenticator));
   app.use(apiClientsRouter(parts));
+  app.use(usageRouter(parts.store, parts.auditDb, parts.clock));
   app.use(auditRouter(parts.auditDb));
   app.use(settingsRouter(parts.settings));
   app.use(openApiRouter());

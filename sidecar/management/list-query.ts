@@ -10,6 +10,8 @@ export interface ListQuery {
   /** null: every client from the cursor on. */
   limit: number | null;
   cursor: PageCursor | null;
+  /** Only clients whose name starts with this, ignoring case; null: all. */
+  name: string | null;
 }
 
 /**
@@ -30,6 +32,16 @@ export const listQuerySchema = z.strictObject({
   cursor: z.string().optional().meta({
     description: 'Opaque: `next_cursor` or `prev_cursor` of a previous page.',
   }),
+  name: z
+    .string()
+    .min(1)
+    .max(1024)
+    .optional()
+    .meta({
+      description:
+        'Only clients whose name starts with this text, ignoring case (an index serves it). A ' +
+        'cursor does not carry it: send it again with `cursor`.',
+    }),
 });
 
 const FIELDS = listQuerySchema.shape;
@@ -37,7 +49,7 @@ const KNOWN = new Set(Object.keys(FIELDS));
 
 /**
  * `sort` (id, -id, name, -name, api_client_id, -api_client_id; default id), `limit` (1 to
- * 1000) and `cursor` (opaque, from response_metadata); nothing else. A cursor carries its own
+ * 1000), `cursor` (opaque, from response_metadata) and `name` (a prefix); nothing else. A cursor carries its own
  * order: `sort` may be left out with it, but may not name another order.
  */
 export function parseListQuery(query: Record<string, unknown>): Validated<ListQuery> {
@@ -87,6 +99,18 @@ export function parseListQuery(query: Record<string, unknown>): Validated<ListQu
       });
     }
   }
+  let name: string | null = null;
+  if (query.name !== undefined) {
+    if (typeof query.name === 'string' && FIELDS.name.safeParse(query.name).success) {
+      name = query.name;
+    } else {
+      errors.push({
+        code: 'INVALID_FIELD',
+        field: 'name',
+        message: 'name must be given once, 1 to 1024 characters.',
+      });
+    }
+  }
   if (errors.length > 0) return { ok: false, errors };
-  return { ok: true, value: { sort: cursor?.sort ?? sort ?? 'id', limit, cursor } };
+  return { ok: true, value: { sort: cursor?.sort ?? sort ?? 'id', limit, cursor, name } };
 }

@@ -33,12 +33,17 @@ export async function streamList(
   sort: Sort,
   cursor: PageCursor | null,
   log: Logger,
+  namePrefix: string | null = null,
 ): Promise<void> {
   const from = cursor ? { direction: cursor.direction, key: cursor.key } : null;
-  const batches = store.streamRecords(sort, from, STREAM_BATCH);
+  const batches = store.streamRecords(sort, from, STREAM_BATCH, namePrefix);
   // The first batch before any header: a database fault still gets its JSON error.
   const firstBatch = await batches.next();
-  const totalPromise = cursor ? store.total() : null;
+  const totalPromise = cursor
+    ? namePrefix === null
+      ? store.total()
+      : store.totalWithPrefix(namePrefix)
+    : null;
   // Awaited at the end; this only keeps an early rejection from counting as unhandled.
   totalPromise?.catch(() => undefined);
   res.status(200).set('Content-Type', 'application/json; charset=utf-8');

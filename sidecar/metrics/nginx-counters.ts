@@ -18,6 +18,7 @@ const NAMES: Record<keyof typeof LUA_COUNTERS, string> = {
   key_hit: 'gateway_nginx_key_record_accepted_total',
   key_refused: 'gateway_nginx_key_record_refused_total',
   budget_refused: 'gateway_nginx_failure_budget_refused_total',
+  rate_limited: 'gateway_nginx_rate_limited_total',
 };
 
 /**

@@ -82,6 +82,7 @@ export class OidcBearerVerifier implements BearerVerifier {
         clientId: checked.clientId,
         clientName: checked.clientName ?? row.name,
         isAdmin: row.isAdmin,
+        rateLimit: row.rateLimit,
       },
     };
   }

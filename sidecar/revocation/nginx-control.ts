@@ -3,6 +3,7 @@ import { CONTROL } from '../../common/contract.js';
 import { readControlSocket } from '../control-socket-read.js';
 import type { Logger } from '../log.js';
 import type { SidecarMetrics } from '../metrics/sidecar-metrics.js';
+import { parseUsageCounts, type UsageCount, type UsageSource } from '../usage/usage-counts.js';
 
 /** Tells this sidecar's own nginx that decisions are no longer valid. */
 export interface DecisionInvalidator {
@@ -57,7 +58,7 @@ const FAILURES_MAX_BODY = 32 * 1024 * 1024;
  * reported, never thrown: the change is committed already, and the decisions' lifetime bounds
  * how long nginx can go on using them.
  */
-export class NginxControl implements DecisionInvalidator, NginxFailureSource {
+export class NginxControl implements DecisionInvalidator, NginxFailureSource, UsageSource {
   constructor(
     private readonly socketPath: string,
     private readonly log: Logger,
@@ -91,6 +92,28 @@ export class NginxControl implements DecisionInvalidator, NginxFailureSource {
       return parseFailureCounts(JSON.parse(answer.text));
     } catch {
       this.log.error('nginx answered its failure counts with something that is not JSON');
+      return [];
+    }
+  }
+
+  async drainUsage(): Promise<UsageCount[]> {
+    // Like the failure counts: nginx deletes what it hands over, so the cap is the dict's size.
+    const answer = await readControlSocket(
+      this.socketPath,
+      CONTROL.usage,
+      'POST',
+      TIMEOUT_MS,
+      FAILURES_MAX_BODY,
+    );
+    if (answer === null) return [];
+    if (answer.status !== 200) {
+      this.log.error('nginx refused to give its request counts', { status: answer.status });
+      return [];
+    }
+    try {
+      return parseUsageCounts(JSON.parse(answer.text));
+    } catch {
+      this.log.error('nginx answered its request counts with something that is not JSON');
       return [];
     }
   }

@@ -222,15 +222,19 @@ describe('management input', () => {
       fc.assert(
         fc.property(
           fc.dictionary(
-            fc.oneof(fc.constantFrom('limit', 'cursor', 'sort'), anyText(6)),
+            fc.oneof(fc.constantFrom('limit', 'cursor', 'sort', 'name'), anyText(6)),
             queryValue,
             { maxKeys: 4 },
           ),
           (query) => {
             const result = parseListQuery(query);
-            // The reference, from the API description: only these three parameters; limit a
-            // canonical 1 to 1000; sort one of six; a cursor this gateway made, of the same sort.
-            const { limit, sort, cursor } = query;
+            // The reference, from the API description: only these four parameters; limit a
+            // canonical 1 to 1000; sort one of six; a cursor this gateway made, of the same sort;
+            // name one text of 1 to 1024 characters.
+            const { limit, sort, cursor, name } = query;
+            const nameOk =
+              name === undefined ||
+              (typeof name === 'string' && name.length >= 1 && name.length <= TEXT_LIMIT);
             const limitOk =
               limit === undefined ||
               (typeof limit === 'string' &&
@@ -242,13 +246,16 @@ describe('management input', () => {
             const cursorOk =
               cursor === undefined ||
               (decoded !== null && (sort === undefined || sort === decoded.sort));
-            const known = Object.keys(query).every((k) => ['limit', 'cursor', 'sort'].includes(k));
-            expect(result.ok).toBe(known && limitOk && sortOk && cursorOk);
+            const known = Object.keys(query).every((k) =>
+              ['limit', 'cursor', 'sort', 'name'].includes(k),
+            );
+            expect(result.ok).toBe(known && limitOk && sortOk && cursorOk && nameOk);
             if (result.ok) {
               expect(result.value).toEqual({
                 sort: decoded?.sort ?? sort ?? 'id',
                 limit: limit === undefined ? null : Number(limit),
                 cursor: decoded,
+                name: name ?? null,
               });
             } else {
               expectErrorShape({ errors: result.errors });
@@ -321,6 +328,7 @@ describe('management input', () => {
             sort: decoded.sort,
             limit: null,
             cursor: decoded,
+            name: null,
           });
         }),
         params(),
@@ -403,7 +411,7 @@ describe('management HTTP', () => {
   );
   const queryPart = fc
     .tuple(
-      fc.oneof(fc.constantFrom('sort', 'limit', 'cursor'), anyText(4)),
+      fc.oneof(fc.constantFrom('sort', 'limit', 'cursor', 'name'), anyText(4)),
       fc.oneof(
         fc.constantFrom(...SORTS),
         fc.integer({ min: -1, max: 1001 }).map(String),

@@ -9,6 +9,8 @@ local sha256 = require("gateway.sha256")
 local access = require("gateway.access")
 local budget = require("gateway.budget")
 local keys = require("gateway.keys")
+local ratelimit = require("gateway.ratelimit")
+local usage = require("gateway.usage")
 
 local function hex(raw)
   return (raw:gsub(".", function(c)
@@ -17,6 +19,9 @@ local function hex(raw)
 end
 
 local cases = {}
+local function ceil_of(x)
+  return math.ceil(x)
+end
 local function case(name, fn)
   cases[#cases + 1] = { name = name, fn = fn }
 end
@@ -405,6 +410,87 @@ case("metrics.drain: hands over every non-zero count once, then zeroes it", func
   added = {}
   metrics.drain(counts, refused, add)
   eq(next(added), nil, "a second drain adds nothing")
+end)
+
+
+case("ratelimit: the sidecar's limit text parses to numbers and the draft's policy", function()
+  local l = ratelimit.parse("100 1")
+  eq(l.requests, 100, "requests")
+  eq(l.per, 1, "per")
+  eq(l.text, "100 1", "text kept for storing")
+  eq(l.policy, '"client";q=100;w=1', "RateLimit-Policy")
+  eq(ratelimit.parse("100 1"), l, "parsed once")
+  eq(ratelimit.parse("1000000000 86400").requests, 1000000000, "largest")
+  eq(ratelimit.parse(nil), nil, "absent")
+  eq(ratelimit.parse(""), nil, "empty: no limit")
+  eq(ratelimit.parse("0 1"), nil, "zero requests")
+  eq(ratelimit.parse("10 0"), nil, "zero seconds")
+  eq(ratelimit.parse("10 86401"), nil, "more than a day")
+  eq(ratelimit.parse("10  1"), nil, "two spaces")
+  eq(ratelimit.parse("10 1 "), nil, "trailing space")
+  eq(ratelimit.parse("-1 1"), nil, "negative")
+  eq(ratelimit.parse("12345678901 1"), nil, "eleven digits")
+end)
+
+case("ratelimit: the sliding window weighs the previous window by its overlap", function()
+  eq(ratelimit.estimate(0, 5, 0.3, 1), 5, "no previous window")
+  eq(ratelimit.estimate(10, 2, 0.5, 1), 7, "half of the previous")
+  eq(ratelimit.estimate(10, 2, 0, 1), 12, "all of the previous at the window's start")
+  eq(ratelimit.estimate(60, 0, 45, 60), 15, "a minute's window")
+end)
+
+case("ratelimit: Retry-After is when one more request fits, at least a second", function()
+  -- A fresh client that used all 5 of a 60 s window at 10 s: in the next window those 5 weigh
+  -- 5 * (1 - f), room for one more once f = 0.2, 12 s in: 50 + 12.
+  eq(ratelimit.retry_after(5, 60, 0, 5, 10), 62, "the rest of this window and a fifth of the next")
+  -- 5 per second, the previous window full, 0.2 s in, 4 allowed here: room when the previous
+  -- window weighs 0 (4 + 5 * (1 - f) <= 4 needs f = 1).
+  eq(ratelimit.retry_after(5, 1, 5, 4, 0.2), 1, "at least a second")
+  -- 100 per 60 s, the previous window held 100, this one 20 at 30 s: 100*(1-f) <= 79 at f=0.21.
+  eq(ratelimit.retry_after(100, 60, 100, 20, 30) >= 1, true, "never below one")
+  eq(ratelimit.retry_after(100, 600, 100, 20, 30), ceil_of(600 * 0.21 - 30), "within the window")
+  -- This window holds more than the limit allows (a lower limit since): wait into the next one.
+  eq(ratelimit.retry_after(10, 60, 0, 20, 0), 60 + 33, "into the next window: 20 * (1 - f) <= 9")
+end)
+
+case("entry: a decision keeps its rate limit; one stored before limits has none", function()
+  local limited = { row = "12", is_admin = "false", method = "apk", client_id = "12",
+    client_name = "n", limit = ratelimit.parse("5 60") }
+  local _, back = entry.decode(entry.encode(1, limited))
+  eq(back.limit.requests, 5, "requests")
+  eq(back.limit.per, 60, "per")
+  local _, none = entry.decode(entry.encode(1, identity))
+  eq(none.limit, nil, "no limit")
+  local _, old = entry.decode("1\t12\tfalse\tapk\t12\tn")
+  eq(old.client_name, "n", "an entry of six fields decodes")
+  eq(old.limit, nil, "without a limit")
+end)
+
+case("keys: a record keeps its rate limit, from the answer to the stored value", function()
+  local h = {
+    ["x-gateway-key-record"] = "known", ["x-gateway-client-row"] = "12", ["x-client-id"] = "12",
+    ["x-client-name"] = "Ada", ["x-client-is-admin"] = "false", ["x-gateway-rate-limit"] = "7 2",
+  }
+  local rec = keys.from_answer(h, "12")
+  eq(rec.limit.requests, 7, "from the answer")
+  local _, back = keys.decode(keys.encode(1, rec), "12")
+  eq(back.identity.limit.requests, 7, "stored and read back")
+  eq(back.identity.limit.per, 2, "per")
+  h["x-gateway-rate-limit"] = nil
+  local _, none = keys.decode(keys.encode(1, keys.from_answer(h, "12")), "12")
+  eq(none.identity.limit, nil, "none")
+end)
+
+case("usage: generations and the keys the sidecar collects", function()
+  eq(usage.generation(1700000004.9), 340000000, "5 s generations")
+  eq(usage.generation(1700000005), 340000001, "next")
+  local kind, generation, row = usage.parse_key("u340000000 12")
+  eq(kind, "u", "allowed")
+  eq(generation, 340000000, "generation")
+  eq(row, "12", "row")
+  eq(usage.parse_key("x1 3"), "x", "limited")
+  eq(usage.parse_key("l12 1 5"), nil, "a window key is not a count")
+  eq(usage.parse_key("fINVALID_API_KEY|1"), nil, "a failure count is not usage")
 end)
 
 case("metrics: every counter the contract names starts at zero in the worker's table", function()

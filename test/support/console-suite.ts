@@ -77,7 +77,8 @@ export function consoleSuite(
       ].join('\n'),
     );
     stack = await start({
-      env: { GATEWAY_SETTINGS: settings, OIDC_CA_FILE: caFile },
+      // Usage counts reach PostgreSQL within seconds (the detail view's chart shows them).
+      env: { GATEWAY_SETTINGS: settings, OIDC_CA_FILE: caFile, USAGE_FLUSH_MS: '500' },
       caFile,
       defaultConf: {
         open_id_connect_enabled: 'true',
@@ -242,8 +243,16 @@ export function consoleSuite(
         {},
         name,
       );
+      // The search asks the API (a name prefix across every client, not this page's rows).
+      await page.select('#limit', '10');
       await page.type('#filter', name);
       await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 1);
+      await page.waitForFunction(() =>
+        /^1 API clients match$/.test(document.querySelector('.pager .hint')?.textContent ?? ''),
+      );
+      expect(
+        browser!.requests.some((r) => r.url.includes(`name=${encodeURIComponent(name)}`)),
+      ).toBe(true);
       await shot('clients');
 
       // Keyboard: Escape closes a panel, and focus goes back to where panels open.
@@ -261,6 +270,121 @@ export function consoleSuite(
         /Deleted API client/.test(document.querySelector('#message')?.textContent ?? ''),
       );
       expect((await withKey(key)).status).toBe(401);
+    });
+
+    test("a client's detail view: its usage chart, its rate limit edited, its audit events; no console error", async () => {
+      const name = uniqueName('console-detail');
+      const created = await call(CLIENTS, {
+        method: 'POST',
+        headers: apk(stack.adminKey),
+        json: { name, is_admin: false, generate_api_key: true },
+      });
+      expect(created.status, created.text).toBe(201);
+      const { api_key_id: id, token } = created.json as { api_key_id: number; token: string };
+      for (let i = 0; i < 12; i += 1) expect((await withKey(token)).status).toBe(200);
+      // The counts reach PostgreSQL within seconds (nginx, then the sidecar's flush).
+      let allowed = 0;
+      for (let tries = 0; tries < 150 && allowed < 12; tries += 1) {
+        const usage = await call(`${CLIENTS}/${id}/usage?step=minute`, {
+          headers: apk(stack.adminKey),
+        });
+        allowed = (usage.json as { points: { allowed: number }[] }).points.reduce(
+          (n, p) => n + p.allowed,
+          0,
+        );
+        if (allowed < 12) await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(allowed).toBe(12);
+
+      const page = await open();
+      await signInWithKey(page, stack.adminKey);
+      await seeAll(page);
+      // Keyboard: the row's Details button, then Enter.
+      await page.waitForSelector(`tr[data-id="${id}"] button[data-action="details"]`);
+      await page.focus(`tr[data-id="${id}"] button[data-action="details"]`);
+      await page.keyboard.press('Enter');
+      await heading(page, name);
+      await page.waitForSelector('#usage-chart rect');
+      await page.select('#usage-step', 'minute');
+      await page.waitForFunction(
+        () => document.querySelector('[data-total="allowed"]')?.textContent === '12',
+      );
+      expect(
+        await page.$$eval('#usage-chart rect[data-series="allowed"]', (r) => r.length),
+      ).toBeGreaterThan(0);
+      expect(await page.$eval('#usage-chart', (svg) => svg.getAttribute('aria-label'))).toMatch(
+        /12 allowed, 0 limited, 0 failed/,
+      );
+      expect(await page.$eval('#detail-created', (dd) => dd.textContent)).toMatch(/\d/);
+      expect(await page.$eval('#detail-limit', (dd) => dd.textContent)).toBe('none');
+
+      // The limit, edited: the next request through nginx carries it.
+      await page.type('#limit-rate_limit\\.requests', '3');
+      await page.type('#limit-rate_limit\\.per_seconds', '60');
+      await page.click('#save-limit');
+      await page.waitForFunction(
+        () => document.querySelector('#detail-limit')?.textContent === '3 per 60 s',
+      );
+      const limited = await withKey(token);
+      expect(limited.headers['ratelimit-policy']).toBe('"client";q=3;w=60');
+      // The audit events about it: the create and the update, newest first.
+      await page.waitForFunction(
+        () => document.querySelectorAll('#detail-events tr[data-action]').length >= 2,
+      );
+      expect(
+        await page.$$eval('#detail-events tr[data-action]', (rows) =>
+          rows.map((r) => r.getAttribute('data-action')),
+        ),
+      ).toEqual(['api_client.update', 'api_client.create']);
+      await shot('client-detail');
+      // The icon is the console's own (no /favicon.ico refused with 401), and nothing logged an error.
+      expect(browser!.requests.map((r) => new URL(r.url).pathname)).not.toContain('/favicon.ico');
+      expect(browser!.consoleLog.filter((l) => /^(error|pageerror)/.test(l))).toEqual([]);
+      // A bad value is said next to its field (one the browser's own checks let through).
+      await page.$eval('#limit-rate_limit\\.requests', (i) => {
+        (i as HTMLInputElement).value = '';
+      });
+      await page.type('#limit-rate_limit\\.requests', '2000000000');
+      await page.click('#save-limit');
+      await page.waitForSelector('#limit-rate_limit\\.requests-error', { timeout: 30_000 });
+    }, 90_000);
+
+    test('the audit trail filters by actor, target and time, and names targets that still exist', async () => {
+      const name = uniqueName('console-audited');
+      const created = await call(CLIENTS, {
+        method: 'POST',
+        headers: apk(stack.adminKey),
+        json: { name, is_admin: false, generate_api_key: true },
+      });
+      const { api_key_id: id } = created.json as { api_key_id: number };
+      const page = await open();
+      await signInWithKey(page, stack.adminKey);
+      await page.click('nav button:nth-of-type(2)');
+      await heading(page, 'Audit trail');
+      await page.type('#audit-target', String(id));
+      await page.click('#audit-apply');
+      await page.waitForFunction(
+        (n) =>
+          [...document.querySelectorAll('tbody tr td.name')].length > 0 &&
+          [...document.querySelectorAll('tbody tr td.name')].every((td) =>
+            td.textContent?.startsWith(n),
+          ),
+        {},
+        name,
+      );
+      // The stale notice of an action is gone once the next starts; a bad filter is said.
+      // Past 2^53: the browser's number input takes it, the API refuses it.
+      await page.type('#audit-actor', '99999999999999999999');
+      await page.click('#audit-apply');
+      await page.waitForSelector('#audit-actor-error');
+      // Times carry their zone.
+      await page.$eval('#audit-actor', (i) => {
+        (i as HTMLInputElement).value = '';
+      });
+      await page.click('#audit-apply');
+      await page.waitForFunction(() => document.querySelector('#audit-actor-error') === null);
+      const time = await page.$eval('tbody tr td', (td) => td.textContent ?? '');
+      expect(time).toMatch(/(UTC|GMT|[A-Z]{2,5})/);
     });
 
     test('an edit error shows next to its field; a non-admin key is told an admin is needed', async () => {
@@ -474,7 +598,8 @@ export function consoleSuite(
         (target) =>
           document.querySelector('#message.error') !== null ||
           [...document.querySelectorAll('tbody tr[data-action="api_client.delete"]')].some(
-            (tr) => tr.children[4]?.textContent === String(target),
+            // Deleted since: shown by its id, as no name can be looked up any more.
+            (tr) => tr.children[4]?.textContent === `#${target} (deleted)`,
           ),
         { timeout: 10_000 },
         id,

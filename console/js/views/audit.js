@@ -1,7 +1,10 @@
-// The audit trail (GET /v1/management/audit-events): newest first, filtered by action, paged
-// forwards through cursors.
+// The audit trail (GET /v1/management/audit-events): newest first, filtered by action, actor,
+// target and time, paged forwards through cursors. Targets are shown by name while the client
+// still exists.
 import { html, nothing } from '../../vendor/lit-html.js';
-import { call, query } from '../api.js';
+import { ApiError, call, query } from '../api.js';
+import { formErrors, textField, toLocalInput, toRfc3339 } from './fields.js';
+import { when } from './time.js';
 
 const ACTIONS = [
   'api_client.create',
@@ -13,16 +16,48 @@ const ACTIONS = [
   'settings.update',
 ];
 
-/** Loads the page the state names (action filter, limit, cursor). */
+/** Names of the page's targets not known yet, one look-up each (a page holds at most 50). */
+async function learnNames(s) {
+  const ids = [...new Set(s.page.items.map((e) => e.target_id))].filter(
+    (id) => id !== null && !(id in s.names),
+  );
+  await Promise.all(
+    ids.map(async (id) => {
+      try {
+        s.names[id] = (await call('GET', `/api-clients/${id}`)).name;
+      } catch (err) {
+        // Deleted since: the event keeps its id. Other failures leave it unnamed for now.
+        if (err instanceof ApiError && err.status === 404) s.names[id] = null;
+      }
+    }),
+  );
+}
+
+/** Loads the page the state names (filters, limit, cursor). */
 export async function loadAudit(app) {
   const s = app.audit;
   try {
-    const page = await call(
+    s.page = await call(
       'GET',
-      `/audit-events${query({ action: s.action, limit: s.limit, cursor: s.cursor })}`,
+      `/audit-events${query({
+        action: s.action,
+        actor: s.actor,
+        target: s.target,
+        since: s.since,
+        until: s.until,
+        limit: s.limit,
+        cursor: s.cursor,
+      })}`,
     );
-    s.page = page;
+    s.error = null;
+    await learnNames(s);
   } catch (err) {
+    if (err instanceof ApiError && err.status === 400) {
+      // A filter the API refused: said next to it.
+      s.error = err;
+      app.update();
+      return;
+    }
     app.fail(err);
     return;
   }
@@ -30,8 +65,41 @@ export async function loadAudit(app) {
 }
 
 async function change(app, changes) {
+  app.message = null;
   Object.assign(app.audit, changes);
   await loadAudit(app);
+}
+
+function target(s, id) {
+  if (id === null || id === undefined) return '—';
+  const name = s.names[id];
+  return name ? `${name} (#${id})` : name === null ? `#${id} (deleted)` : `#${id}`;
+}
+
+const FILTERS = ['actor', 'target', 'since', 'until'];
+
+function filters(app, s) {
+  const onSubmit = (event) => {
+    event.preventDefault();
+    const f = new FormData(event.target);
+    const text = (name) => String(f.get(name) ?? '').trim();
+    change(app, {
+      actor: text('actor'),
+      target: text('target'),
+      since: toRfc3339(text('since')) ?? '',
+      until: toRfc3339(text('until')) ?? '',
+      cursor: null,
+    });
+  };
+  const error = s.error ?? null;
+  return html`<form class="toolbar" id="audit-filters" @submit=${onSubmit}>
+    ${textField({ form: 'audit', name: 'actor', label: 'Done by client id', value: s.actor, type: 'number', min: 1, error })}
+    ${textField({ form: 'audit', name: 'target', label: 'About client id', value: s.target, type: 'number', min: 1, error })}
+    ${textField({ form: 'audit', name: 'since', label: 'From (local time)', type: 'datetime-local', value: toLocalInput(s.since), error })}
+    ${textField({ form: 'audit', name: 'until', label: 'To (local time)', type: 'datetime-local', value: toLocalInput(s.until), error })}
+    <button type="submit" id="audit-apply">Apply the filters</button>
+    ${formErrors(error, FILTERS)}
+  </form>`;
 }
 
 function actor(event) {
@@ -58,6 +126,7 @@ export function auditScreen(app) {
       </div>
       <button type="button" id="audit-refresh" @click=${() => change(app, { cursor: null })}>Refresh</button>
     </div>
+    ${filters(app, s)}
     <table>
       <caption class="visually-hidden">Audit events, newest first</caption>
       <thead><tr>
@@ -67,11 +136,11 @@ export function auditScreen(app) {
       </tr></thead>
       <tbody>${items.map(
         (e) => html`<tr data-action=${e.action}>
-          <td>${new Date(e.time).toLocaleString()}</td>
+          <td>${when(e.time)}</td>
           <td>${e.action}</td>
           <td>${e.outcome}</td>
           <td>${actor(e)}</td>
-          <td>${e.target_id ?? '—'}</td>
+          <td class="name" title=${target(s, e.target_id)}>${target(s, e.target_id)}</td>
           <td>${e.source_address ?? '—'}</td>
           <td>${e.request_id ?? '—'}</td>
         </tr>`,

@@ -4,6 +4,7 @@ import { html, nothing } from '../../vendor/lit-html.js';
 import { ApiError, call } from '../api.js';
 import { loadClients } from './clients.js';
 import { checkField, formErrors, textField, toLocalInput, toRfc3339 } from './fields.js';
+import { when } from './time.js';
 
 const MAX_GRACE_SECONDS = 604800;
 
@@ -16,6 +17,9 @@ function close(app) {
 /** Runs a panel's call; an API error stays on the panel (by field), 401/403 go to app.fail. */
 async function submit(app, action) {
   const panel = app.clients.panel;
+  // A notice about the last action is stale once the next one starts.
+  app.message = null;
+  app.update();
   try {
     await action(panel);
   } catch (err) {
@@ -121,7 +125,7 @@ function rotatePanel(app, p) {
       app.message = {
         kind: 'notice',
         text: rotated.previous_key_expires_at
-          ? `Rotated. The previous key works until ${new Date(rotated.previous_key_expires_at).toLocaleString()}.`
+          ? `Rotated. The previous key works until ${when(rotated.previous_key_expires_at)}.`
           : 'Rotated. The previous key is refused from now on.',
       };
     });

@@ -1,8 +1,10 @@
-// The API clients screen: sort, page through cursors, filter the page by name, and open the
-// create, edit, rotate and delete panels (client-panels.js).
+// The API clients screen: sort, page through cursors, search by name (the API's `name`
+// filter: a prefix, ignoring case, across all clients), and open the create, edit, rotate and
+// delete panels (client-panels.js) or a client's detail view.
 import { html, nothing } from '../../vendor/lit-html.js';
 import { call, query } from '../api.js';
 import { clientPanel } from './client-panels.js';
+import { when } from './time.js';
 
 const SORTS = [
   ['id', 'Id, oldest first'],
@@ -20,7 +22,7 @@ export async function loadClients(app) {
     // A cursor carries its own order; sending sort with it is allowed only if equal.
     s.page = await call(
       'GET',
-      `/api-clients${query({ sort: s.sort, limit: s.limit, cursor: s.cursor })}`,
+      `/api-clients${query({ sort: s.sort, limit: s.limit, cursor: s.cursor, name: s.filter.trim() })}`,
     );
   } catch (err) {
     app.fail(err);
@@ -30,12 +32,10 @@ export async function loadClients(app) {
 }
 
 async function changeList(app, changes) {
+  // A notice about the last action is stale once the next one starts.
+  app.message = null;
   Object.assign(app.clients, changes);
   await loadClients(app);
-}
-
-function when(value) {
-  return value ? new Date(value).toLocaleString() : '—';
 }
 
 function row(app, c) {
@@ -46,13 +46,14 @@ function row(app, c) {
   };
   return html`<tr data-id=${c.id}>
     <td>${c.id}</td>
-    <td class="name">${c.name}</td>
+    <td class="name" title=${c.name}>${c.name}</td>
     <td>${c.is_admin ? 'admin' : '—'}</td>
     <td>${c.api_client_id ?? '—'}</td>
     <td>${c.has_api_key ? 'yes' : 'no'}</td>
     <td>${when(c.expires_at)}</td>
     <td>${when(c.last_used_at)}</td>
     <td class="actions">
+      <button type="button" data-action="details" aria-label=${`Details of ${c.name}`} @click=${() => app.openClient(c.id)}>Details</button>
       <button type="button" data-action="edit" aria-label=${`Edit ${c.name}`} @click=${() => open('edit')}>Edit</button>
       ${
         c.has_api_key
@@ -66,12 +67,20 @@ function row(app, c) {
   </tr>`;
 }
 
+// The search waits for a pause in typing: one request per search, not per key.
+const SEARCH_PAUSE_MS = 250;
+let searchTimer = null;
+
+function search(app, text) {
+  app.clients.filter = text;
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => changeList(app, { cursor: null }), SEARCH_PAUSE_MS);
+}
+
 /** The API clients screen. */
 export function clientsScreen(app) {
   const s = app.clients;
-  const items = s.page?.items ?? [];
-  const needle = s.filter.trim().toLowerCase();
-  const shown = needle ? items.filter((c) => c.name.toLowerCase().includes(needle)) : items;
+  const shown = s.page?.items ?? [];
   const meta = s.page?.response_metadata ?? {};
   return html`
     <h2 tabindex="-1">API clients</h2>
@@ -82,11 +91,8 @@ export function clientsScreen(app) {
         document.getElementById('create-name')?.focus();
       }}>New API client</button>
       <div class="field">
-        <label for="filter">Filter this page by name</label>
-        <input id="filter" type="search" .value=${s.filter} @input=${(e) => {
-          s.filter = e.target.value;
-          app.update();
-        }}>
+        <label for="filter">Search by name (start of the name)</label>
+        <input id="filter" type="search" .value=${s.filter} @input=${(e) => search(app, e.target.value)}>
       </div>
       <div class="field">
         <label for="sort">Sort by</label>
@@ -111,12 +117,12 @@ export function clientsScreen(app) {
       </tr></thead>
       <tbody>${shown.map((c) => row(app, c))}</tbody>
     </table>
-    ${s.page && shown.length === 0 ? html`<p class="hint">No API client on this page matches.</p>` : nothing}
+    ${s.page && shown.length === 0 ? html`<p class="hint">No API client matches.</p>` : nothing}
     <div class="pager">
       <button type="button" id="prev-page" ?disabled=${!meta.prev_cursor}
         @click=${() => changeList(app, { cursor: meta.prev_cursor })}>Previous page</button>
       <button type="button" id="next-page" ?disabled=${!meta.next_cursor}
         @click=${() => changeList(app, { cursor: meta.next_cursor })}>Next page</button>
-      <span class="hint">${meta.total ?? 0} API clients in all</span>
+      <span class="hint">${meta.total ?? 0} API clients${s.filter.trim() ? ' match' : ' in all'}</span>
     </div>`;
 }

@@ -55,6 +55,7 @@ export class MemoryClientStore {
       lastUsedAt: null,
       previousKeyHash: null,
       previousKeyExpiresAt: null,
+      rateLimit: client.rateLimit ?? null,
     };
     this.rows.set(row.id, row);
     return { ok: true, row };
@@ -69,6 +70,7 @@ export class MemoryClientStore {
       ...(changes.isAdmin !== undefined ? { isAdmin: changes.isAdmin } : {}),
       ...(changes.apiClientId !== undefined ? { apiClientId: changes.apiClientId } : {}),
       ...(changes.expiresAt !== undefined ? { expiresAt: changes.expiresAt } : {}),
+      ...(changes.rateLimit !== undefined ? { rateLimit: changes.rateLimit } : {}),
     };
     const taken = this.collision(id, next.name, next.apiClientId);
     if (taken) return { ok: false, conflict: taken };
@@ -97,7 +99,7 @@ export class MemoryClientStore {
 
   async list(request: PageRequest & { limit: number }): Promise<Page> {
     const backwards = request.from?.direction === 'before';
-    let rows = this.ordered(request.sort);
+    let rows = this.matching(this.ordered(request.sort), request.namePrefix ?? null);
     if (backwards) rows.reverse();
     const sign = isDescending(request.sort) === backwards ? 1 : -1;
     const field = sortField(request.sort);
@@ -106,17 +108,21 @@ export class MemoryClientStore {
     const more = rows.length > request.limit;
     const page = rows.slice(0, request.limit);
     if (backwards) page.reverse();
-    return { rows: page, total: this.rows.size, more };
+    const total = request.namePrefix
+      ? this.matching([...this.rows.values()], request.namePrefix).length
+      : this.rows.size;
+    return { rows: page, total, more };
   }
 
   async *streamRecords(
     sort: Sort,
     from: PageRequest['from'],
     batch: number,
+    namePrefix: string | null = null,
   ): AsyncGenerator<RecordBatch, void, undefined> {
     const field = sortField(sort);
     const sign = isDescending(sort) ? -1 : 1;
-    const rows = this.ordered(sort).filter((r) => {
+    const rows = this.matching(this.ordered(sort), namePrefix).filter((r) => {
       if (!from) return true;
       const c = sign * compareKeys(keyOf(r, field), from.key);
       return from.direction === 'after' ? c > 0 : c < 0;
@@ -134,6 +140,17 @@ export class MemoryClientStore {
 
   async total(): Promise<number> {
     return this.rows.size;
+  }
+
+  async totalWithPrefix(prefix: string): Promise<number> {
+    return this.matching([...this.rows.values()], prefix).length;
+  }
+
+  /** The rows whose name starts with `prefix`, ignoring case (as lower() in PostgreSQL). */
+  private matching(rows: ApiClientRow[], prefix: string | null): ApiClientRow[] {
+    if (prefix === null) return rows;
+    const p = prefix.toLowerCase();
+    return rows.filter((r) => r.name.toLowerCase().startsWith(p));
   }
 
   /** Audited changes in memory: each change runs, its event is built (and kept) as PostgreSQL would. */

@@ -188,6 +188,7 @@ describe('GET /v1/management/api-clients', () => {
         'last_used_at',
         'name',
         'previous_key_expires_at',
+        'rate_limit',
       ]);
       expect(body.items[0]!.id).toBe(body.items[0]!.api_key_id);
       expect(res.text).not.toContain(token.split('.')[1]);

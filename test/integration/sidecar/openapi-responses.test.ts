@@ -14,6 +14,7 @@ const ONE = `${CLIENTS}/{id}`;
 const SETTINGS = '/v1/management/settings';
 const OPENAPI = '/v1/management/openapi.json';
 const ROTATE = `${ONE}/rotate`;
+const USAGE = `${ONE}/usage`;
 const EVENTS = '/v1/management/audit-events';
 const FAILURES = '/v1/management/auth-failures';
 
@@ -252,6 +253,7 @@ const cases: Case[] = [
   { what: 'a client', method: 'DELETE', path: ONE, url: one(() => doomedId), status: 200 },
 
   ...rotateCases(),
+  ...usageCases(),
   ...listingCases(EVENTS, `${EVENTS}?limit=2&action=api_client.create`),
   ...listingCases(FAILURES, `${FAILURES}?limit=2`),
 
@@ -344,6 +346,30 @@ function rotateCases(): Case[] {
       rotate(() => rotatingId),
     ),
   ];
+}
+
+/** A client's usage series: GET and HEAD, good and bad queries, unknown clients. */
+function usageCases(): Case[] {
+  const usage =
+    (id: () => number | string, query = '') =>
+    () =>
+      `${CLIENTS}/${id()}/usage${query}`;
+  return ['GET', 'HEAD'].flatMap((method): Case[] => [
+    { what: 'a series', method, path: USAGE, url: usage(() => spareId), status: 200 },
+    {
+      what: 'a bad step',
+      method,
+      path: USAGE,
+      url: usage(() => spareId, '?step=week'),
+      status: 400,
+    },
+    { what: 'an unknown id', method, path: USAGE, url: usage(() => 999_999), status: 404 },
+    ...refusals(
+      method,
+      USAGE,
+      usage(() => spareId),
+    ),
+  ]);
 }
 
 /** A read-only listing (audit events, failure counts): GET and HEAD, good and bad queries. */

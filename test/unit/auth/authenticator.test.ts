@@ -47,7 +47,7 @@ function withoutRecord(decision: AuthDecision): AuthDecision {
 describe('Authenticator', () => {
   test('a valid API key gives the client identity, and the key record nginx may keep', async () => {
     const auth = new Authenticator(new ApiKeyVerifier(clients), null);
-    const one = { id: 1, clientId: '1', clientName: 'one', isAdmin: false };
+    const one = { id: 1, clientId: '1', clientName: 'one', isAdmin: false, rateLimit: null };
     expect(await auth.authenticate(header(`apk 1.${SECRET}`), toggles(true, false))).toEqual({
       ok: true,
       method: 'apk',
@@ -66,7 +66,7 @@ describe('Authenticator', () => {
     ).toEqual({
       ok: true,
       method: 'apk',
-      identity: { id: 2, clientId: '2', clientName: 'admin', isAdmin: true },
+      identity: { id: 2, clientId: '2', clientName: 'admin', isAdmin: true, rateLimit: null },
     });
   });
 

@@ -1,6 +1,10 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import { keyRecordHeaders, keyRecordOf } from '../../../sidecar/auth/key-record.js';
+import {
+  identityHeaders,
+  keyRecordHeaders,
+  keyRecordOf,
+} from '../../../sidecar/auth/key-record.js';
 import { row } from '../support/clients.js';
 
 const sha = (text: string) => createHash('sha256').update(text).digest();
@@ -58,5 +62,22 @@ describe('key records (what nginx may keep about an API key id)', () => {
         'X-Gateway-Key-Record',
       ].sort(),
     );
+  });
+
+  test('a rate limit travels as "<requests> <per_seconds>" with the record and with a yes', () => {
+    const client = row(9, { secret: 's', rateLimit: { requests: 100, perSeconds: 60 } });
+    const record = keyRecordOf(9, client);
+    expect(keyRecordHeaders(record)['X-Gateway-Rate-Limit']).toBe('100 60');
+    expect(
+      identityHeaders(
+        { id: 9, clientId: 'r', clientName: 'r', isAdmin: false, rateLimit: client.rateLimit },
+        'bearer',
+      )['X-Gateway-Rate-Limit'],
+    ).toBe('100 60');
+    const none = identityHeaders(
+      { id: 9, clientId: 'r', clientName: 'r', isAdmin: false, rateLimit: null },
+      'bearer',
+    );
+    expect(none).not.toHaveProperty('X-Gateway-Rate-Limit');
   });
 });

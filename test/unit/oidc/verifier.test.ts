@@ -87,7 +87,13 @@ describe('OidcBearerVerifier', () => {
       ok: true,
       method: 'bearer',
       validUntil: NOW + 600,
-      identity: { id: 5, clientId: 'robot@idp', clientName: 'robot@idp', isAdmin: true },
+      identity: {
+        id: 5,
+        clientId: 'robot@idp',
+        clientName: 'robot@idp',
+        isAdmin: true,
+        rateLimit: null,
+      },
     });
     expect(subjects).toEqual(['robot@idp']);
   });

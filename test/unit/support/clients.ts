@@ -20,6 +20,7 @@ export function row(
     expiresAt?: Date | null;
     previousSecret?: string;
     previousKeyExpiresAt?: Date | null;
+    rateLimit?: { requests: number; perSeconds: number } | null;
   } = {},
 ): ApiClientRow {
   return {
@@ -33,6 +34,7 @@ export function row(
     lastUsedAt: null,
     previousKeyHash: options.previousSecret === undefined ? null : sha256(options.previousSecret),
     previousKeyExpiresAt: options.previousKeyExpiresAt ?? null,
+    rateLimit: options.rateLimit ?? null,
   };
 }
 

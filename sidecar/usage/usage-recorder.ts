@@ -1,0 +1,101 @@
+import type { Queryable } from '../db/queryable.js';
+import type { Logger } from '../log.js';
+import type { UsageCount, UsageSource } from './usage-counts.js';
+
+const MINUTE_MS = 60_000;
+
+interface Minute {
+  apiKeyId: number;
+  windowStart: number;
+  allowed: number;
+  limited: number;
+}
+
+/**
+ * Collects nginx's per-client request counts at a fixed interval and adds them to
+ * `api_client_usage` per client and minute in one upsert, like the failure counts: traffic
+ * changes counters, it writes no row per request. Counts that could not be written are kept
+ * for the next flush, up to `maxEntries` (client, minute) pairs; beyond, they are dropped and
+ * logged (the database has then been away for long).
+ */
+export class UsageRecorder {
+  private pending = new Map<string, Minute>();
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly source: UsageSource,
+    private readonly log: Logger,
+    private readonly flushMs: number,
+    private readonly maxEntries = 100_000,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.flush(), this.flushMs);
+    this.timer.unref();
+  }
+
+  /** Collects and writes; one flush at a time. Never throws. */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(() => this.write());
+    return this.flushing;
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.flush();
+  }
+
+  private add(c: Pick<UsageCount, 'apiKeyId' | 'allowed' | 'limited'>, windowStart: number): void {
+    const key = `${c.apiKeyId}|${windowStart}`;
+    const entry = this.pending.get(key);
+    if (entry) {
+      entry.allowed += c.allowed;
+      entry.limited += c.limited;
+      return;
+    }
+    if (this.pending.size >= this.maxEntries) {
+      this.log.warn('request counts dropped (too many waiting for the database)', {
+        api_key_id: c.apiKeyId,
+        allowed: c.allowed,
+        limited: c.limited,
+      });
+      return;
+    }
+    this.pending.set(key, { apiKeyId: c.apiKeyId, windowStart, ...pick(c) });
+  }
+
+  private async write(): Promise<void> {
+    for (const c of await this.source.drainUsage()) {
+      this.add(c, Math.floor(c.at / MINUTE_MS) * MINUTE_MS);
+    }
+    if (this.pending.size === 0) return;
+    const rows = [...this.pending.values()];
+    this.pending = new Map();
+    try {
+      await this.db.query(
+        `INSERT INTO api_client_usage (api_key_id, window_start, allowed, limited)
+         SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bigint[])
+         ON CONFLICT (api_key_id, window_start) DO UPDATE
+         SET allowed = api_client_usage.allowed + EXCLUDED.allowed,
+             limited = api_client_usage.limited + EXCLUDED.limited`,
+        [
+          rows.map((r) => r.apiKeyId),
+          rows.map((r) => new Date(r.windowStart)),
+          rows.map((r) => r.allowed),
+          rows.map((r) => r.limited),
+        ],
+      );
+    } catch (err) {
+      for (const r of rows) this.add(r, r.windowStart);
+      this.log.warn('could not record request counts; kept for the next flush', {
+        error: (err as Error).message,
+      });
+    }
+  }
+}
+
+function pick(c: { allowed: number; limited: number }) {
+  return { allowed: c.allowed, limited: c.limited };
+}
