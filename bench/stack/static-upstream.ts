@@ -47,6 +47,8 @@ export async function startStaticUpstream(dir: string): Promise<StaticUpstream> 
     conf,
     [
       '# The bench fast upstream: every request gets the same small 200, from memory.',
+      // The main nginx.conf's log format names the request id default.conf chooses.
+      'map "" $gateway_request_id { default $request_id; }',
       'server {',
       `    listen "unix:${socket}";`,
       '    access_log off;',
