@@ -119,8 +119,17 @@ export function consoleSuite(
 
   const open = async (): Promise<Page> => {
     browser = await openConsoleBrowser([stack.fqdn, providerName]);
-    await browser.page.goto(`${stack.baseUrl}/console/`, { waitUntil: 'networkidle0' });
-    return browser.page;
+    // Chromium aborts a navigation with ERR_NETWORK_CHANGED when the host's interfaces change
+    // under it (a container engine adding or removing a bridge port, as the container suite
+    // does between stacks): the browser's event, not the gateway's answer. Asked again, twice.
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await browser.page.goto(`${stack.baseUrl}/console/`, { waitUntil: 'networkidle0' });
+        return browser.page;
+      } catch (err) {
+        if (attempt >= 3 || !String(err).includes('ERR_NETWORK_CHANGED')) throw err;
+      }
+    }
   };
   // Both stacks write them; the names say which (CI keeps the folder as an artifact).
   const shot = async (name: string) => {

@@ -63,6 +63,9 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => proc?.stop());
 
+/** RSS growth a list of everything may cost the sidecar, MB. */
+const MAX_GROWTH_MB = 50;
+
 function rssMb(): number {
   const status = readFileSync(`/proc/${proc.child.pid}/status`, 'utf8');
   return Number(/^VmRSS:\s+(\d+)/m.exec(status)![1]) / 1024;
@@ -121,11 +124,14 @@ describe(`${ROWS} clients`, () => {
     expect(body.response_metadata.total).toBe(ROWS + 121);
     // A body of about 16 MB; building it in memory (as before issue 15) took over 150 MB more.
     expect(result.bytes).toBeGreaterThan(15_000_000);
-    expect(peak - before).toBeLessThan(40);
+    // The bound the gateway states for a list of everything (issue 23: RSS growth ≤ 50 MB). It
+    // was 40 here; with each record's rate limit the body grew, and a stalled caller's run
+    // measured 41 MB once in CI: RSS counts garbage V8 has not collected yet.
+    expect(peak - before).toBeLessThan(MAX_GROWTH_MB);
     // A caller that stops reading for 2 s: the sidecar waits for it instead of buffering the rest.
     const stalled = await peakRssDuring(listAll(2_000));
     expect(stalled.result.status).toBe(200);
-    expect(stalled.peak - before).toBeLessThan(40);
+    expect(stalled.peak - before).toBeLessThan(MAX_GROWTH_MB);
   }, 60_000);
 
   test('a caller that hangs up mid-list stops the reading: no more batches are queried', async () => {
