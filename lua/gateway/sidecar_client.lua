@@ -133,15 +133,21 @@ end
 
 local CONNECT_TIMEOUT_MS = 2000
 
--- One attempt on a pooled or new connection. `fresh` is false when the connection was reused
--- and it broke before any answer came: the sidecar may have closed it while idle, and the
--- question can be asked again on a new one.
-local function attempt(host, port, request, timeout_ms)
+-- Connects (to `pool` when given), sends `bytes` and reads the first line of the answer.
+-- Returns the socket and that line, or nil, a reason (`what` names the line) and whether the
+-- question may not be asked again: it may when a reused connection broke before any answer
+-- (the peer may have closed it while idle).
+local function first_line(host, port, bytes, timeout_ms, pool, what)
   local sock = ngx.socket.tcp()
   sock:settimeouts(math.min(CONNECT_TIMEOUT_MS, timeout_ms), timeout_ms, timeout_ms)
   local ok, err
-  if port then
+  -- No options argument at all without a pool: the module wants a table there when given.
+  if port and pool then
+    ok, err = sock:connect(host, port, pool)
+  elseif port then
     ok, err = sock:connect(host, port)
+  elseif pool then
+    ok, err = sock:connect(host, pool)
   else
     ok, err = sock:connect(host)
   end
@@ -149,7 +155,7 @@ local function attempt(host, port, request, timeout_ms)
     return nil, "connect: " .. tostring(err), true
   end
   local fresh = sock:getreusedtimes() == 0
-  ok, err = sock:send(request)
+  ok, err = sock:send(bytes)
   if not ok then
     sock:close()
     return nil, "send: " .. tostring(err), fresh
@@ -158,7 +164,16 @@ local function attempt(host, port, request, timeout_ms)
   line, err = sock:receive("*l")
   if not line then
     sock:close()
-    return nil, "status line: " .. tostring(err), fresh or err == "timeout"
+    return nil, what .. ": " .. tostring(err), fresh or err == "timeout"
+  end
+  return sock, line
+end
+
+-- One HTTP attempt: the socket and the answer's status, or as first_line().
+local function attempt(host, port, request, timeout_ms)
+  local sock, line, final = first_line(host, port, request, timeout_ms, nil, "status line")
+  if not sock then
+    return nil, line, final
   end
   local status = M.parse_status(line)
   if not status then
@@ -330,28 +345,9 @@ local http_only_until = 0
 
 -- One frame question on a pooled or new connection; as attempt(), plus the answer.
 local function frame_attempt(host, port, frame, timeout_ms, pool)
-  local sock = ngx.socket.tcp()
-  sock:settimeouts(math.min(CONNECT_TIMEOUT_MS, timeout_ms), timeout_ms, timeout_ms)
-  local ok, err
-  if port then
-    ok, err = sock:connect(host, port, pool)
-  else
-    ok, err = sock:connect(host, pool)
-  end
-  if not ok then
-    return nil, "connect: " .. tostring(err), true
-  end
-  local fresh = sock:getreusedtimes() == 0
-  ok, err = sock:send(frame)
-  if not ok then
-    sock:close()
-    return nil, "send: " .. tostring(err), fresh
-  end
-  local line
-  line, err = sock:receive("*l")
-  if not line then
-    sock:close()
-    return nil, "frame line: " .. tostring(err), fresh or err == "timeout"
+  local sock, line, final = first_line(host, port, frame, timeout_ms, pool, "frame line")
+  if not sock then
+    return nil, line, final
   end
   local status, head, body = M.parse_frame_line(line)
   if not status then
@@ -361,7 +357,7 @@ local function frame_attempt(host, port, frame, timeout_ms, pool)
     end
     return nil, "frame line: " .. line, true
   end
-  local data = ""
+  local data, err = "", nil
   if head + body > 0 then
     data, err = sock:receive(head + body)
     if not data then
