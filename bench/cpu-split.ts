@@ -9,8 +9,8 @@ export type CpuSplit = Record<string, number>;
 
 /**
  * The CPU each process tree uses during a window of `seconds` starting `delaySeconds` from now.
- * Meant to run beside a load run and inside it: a process that exits within the window (wrk
- * at its end) would take its ticks with it.
+ * Meant to run beside a load run and inside it: a root that exits within the window (wrk at
+ * its end) would have its ticks counted for its parent's group, not its own.
  */
 export async function cpuWindow(
   roots: () => ProcessRoots,
@@ -26,12 +26,24 @@ export async function cpuWindow(
 /** Starts measuring now; the function returned gives the split from now until it is called. */
 export async function cpuMeter(roots: () => ProcessRoots): Promise<() => Promise<CpuSplit>> {
   const before = await sampleProcs();
-  return async () => split(before, await sampleProcs(), roots());
+  return async () => splitSamples(before, await sampleProcs(), roots());
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function split(before: ProcSample, after: ProcSample, roots: ProcessRoots): CpuSplit {
+/**
+ * Pure: the cores each root's tree used between two samples. A process that ended inside the
+ * window (a curl the bench ran, a PostgreSQL backend that closed) is no longer in `after`, but
+ * its parent's `reaped` grew by everything it ever used: that growth counts for the parent's
+ * group, less what the process had used before the window (its ticks in `before`). Without
+ * this its CPU fell into `other` and marked the bench's own rows disturbed.
+ */
+export function splitSamples(
+  before: ProcSample,
+  after: ProcSample,
+  roots: ProcessRoots,
+  cores: number = availableParallelism(),
+): CpuSplit {
   const byRoot = new Map<number, string>();
   for (const [name, pid] of Object.entries(roots)) if (pid !== undefined) byRoot.set(pid, name);
   // A process belongs to the nearest ancestor that is a root (nginx workers to their master,
@@ -45,18 +57,26 @@ function split(before: ProcSample, after: ProcSample, roots: ProcessRoots): CpuS
     return undefined;
   };
   const ticks: Record<string, number> = {};
-  let grouped = 0;
+  const add = (group: string | undefined, n: number) => {
+    if (group) ticks[group] = (ticks[group] ?? 0) + n;
+  };
   for (const [pid, now] of after.procs) {
-    const group = groupOf(pid);
-    if (!group) continue;
+    const was = before.procs.get(pid);
     // A process that started during the run counts from zero.
-    const used = now.ticks - (before.procs.get(pid)?.ticks ?? 0);
-    ticks[group] = (ticks[group] ?? 0) + used;
-    grouped += used;
+    add(groupOf(pid), now.ticks + now.reaped - (was ? was.ticks + was.reaped : 0));
+  }
+  for (const [pid, was] of before.procs) {
+    if (after.procs.has(pid)) continue;
+    // Ended inside the window: its parent's reaped growth holds its whole life.
+    add(groupOf(was.ppid), -(was.ticks + was.reaped));
+  }
+  let grouped = 0;
+  for (const name of Object.keys(ticks)) {
+    ticks[name] = Math.max(0, ticks[name]!);
+    grouped += ticks[name]!;
   }
   // /proc/stat counts ticks of every core; a process's ticks count one core at a time. Both
   // are in USER_HZ, so dividing by the ticks of one core over the run gives "cores used".
-  const cores = availableParallelism();
   const perCore = (after.total - before.total) / cores;
   const toCores = (t: number) => (perCore > 0 ? round2(t / perCore) : 0);
   const out: CpuSplit = {};

@@ -1,8 +1,11 @@
 import { readdir, readFile } from 'node:fs/promises';
 
 export interface ProcSample {
-  /** pid → [parent pid, CPU ticks (user + system) so far]. */
-  procs: Map<number, { ppid: number; ticks: number; comm: string }>;
+  /**
+   * pid → parent pid, CPU ticks (user + system) so far, and the ticks of its children that
+   * ended and were waited for (cutime + cstime: where a child's CPU goes once it is gone).
+   */
+  procs: Map<number, { ppid: number; ticks: number; reaped: number; comm: string }>;
   /** Busy and total ticks of the whole machine (/proc/stat, every core). */
   busy: number;
   total: number;
@@ -20,10 +23,11 @@ export async function sampleProcs(): Promise<ProcSample> {
       const close = stat.lastIndexOf(')');
       const comm = stat.slice(stat.indexOf('(') + 1, close);
       const fields = stat.slice(close + 2).split(' ');
-      // After the name: state(0) ppid(1) ... utime(11) stime(12).
+      // After the name: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14).
       procs.set(Number(name), {
         ppid: Number(fields[1]),
         ticks: Number(fields[11]) + Number(fields[12]),
+        reaped: Number(fields[13]) + Number(fields[14]),
         comm,
       });
     }),
