@@ -27,6 +27,31 @@ end
 export const MAX_RATE = DONE;
 
 /**
+ * Counts answers by status in each thread's `response()`; `done` prints the totals (see DONE's
+ * bench_statuses). Ends a script, after whatever builds its requests.
+ */
+const COUNTING = `
+local threads = {}
+-- A global: done() reads it from each thread with thread:get.
+counts = {}
+function setup(thread)
+  threads[#threads + 1] = thread
+end
+function response(status, headers, body)
+  counts[status] = (counts[status] or 0) + 1
+end
+function bench_statuses()
+  local total = {}
+  for _, thread in ipairs(threads) do
+    for status, n in pairs(thread:get('counts')) do total[status] = (total[status] or 0) + n end
+  end
+  local parts = {}
+  for status, n in pairs(total) do parts[#parts + 1] = string.format('"%d":%d', status, n) end
+  return '{' .. table.concat(parts, ',') .. '}'
+end
+${DONE}`;
+
+/**
  * A fixed rate. wrk has no rate option and wrk2 is not packaged, so each thread keeps a
  * schedule of send slots `1000 / rate` ms apart and `delay()` (called before every request)
  * waits for the next free slot. A slow answer holds only its own connection: the others keep
@@ -99,12 +124,6 @@ export const FLOOD = `
 local alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
 local head, tail
 local secret = {}
-local threads = {}
--- A global: done() reads it from each thread with thread:get.
-counts = {}
-function setup(thread)
-  threads[#threads + 1] = thread
-end
 function init(args)
   math.randomseed(tonumber(args[2]))
   local headers = {}
@@ -119,40 +138,10 @@ function request()
   for i = 1, 43 do secret[i] = alphabet:byte(math.random(64)) end
   return head .. string.char(unpack(secret)) .. tail
 end
-function response(status, headers, body)
-  counts[status] = (counts[status] or 0) + 1
-end
-function bench_statuses()
-  local total = {}
-  for _, thread in ipairs(threads) do
-    for status, n in pairs(thread:get('counts')) do total[status] = (total[status] or 0) + n end
-  end
-  local parts = {}
-  for status, n in pairs(total) do parts[#parts + 1] = string.format('"%d":%d', status, n) end
-  return '{' .. table.concat(parts, ',') .. '}'
-end
-${DONE}`;
+${COUNTING}`;
 
 /**
  * As fast as the connections allow, counting answers by status (the rate-limit accuracy row:
  * how many 200s a client hammering its limit gets). The request is wrk's pre-built one.
  */
-export const COUNT_STATUSES = `
-local threads = {}
-counts = {}
-function setup(thread)
-  threads[#threads + 1] = thread
-end
-function response(status, headers, body)
-  counts[status] = (counts[status] or 0) + 1
-end
-function bench_statuses()
-  local total = {}
-  for _, thread in ipairs(threads) do
-    for status, n in pairs(thread:get('counts')) do total[status] = (total[status] or 0) + n end
-  end
-  local parts = {}
-  for status, n in pairs(total) do parts[#parts + 1] = string.format('"%d":%d', status, n) end
-  return '{' .. table.concat(parts, ',') .. '}'
-end
-${DONE}`;
+export const COUNT_STATUSES = COUNTING;
