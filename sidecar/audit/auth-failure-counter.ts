@@ -1,6 +1,7 @@
 import type { AuthObserver } from '../auth/auth-observer.js';
 import type { AuthFailure } from '../auth/decision.js';
 import type { Queryable } from '../db/queryable.js';
+import { SerialFlush } from '../db/serial-flush.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../oidc/settings.js';
 import type { NginxFailureSource } from '../revocation/nginx-control.js';
@@ -35,9 +36,7 @@ export class AuthFailureCounter implements AuthObserver {
   private counts = new Map<string, Count>();
   private readonly logged = new Set<string>();
   private dropped = 0;
-  private timer: NodeJS.Timeout | null = null;
-  private flushing: Promise<void> = Promise.resolve();
-  private readonly flushMs: number;
+  private readonly flusher: SerialFlush;
   private readonly maxEntries: number;
   private readonly nginx: NginxFailureSource | undefined;
 
@@ -47,14 +46,13 @@ export class AuthFailureCounter implements AuthObserver {
     private readonly now: Clock = Date.now,
     options: FailureCounterOptions = {},
   ) {
-    this.flushMs = options.flushMs ?? 5_000;
+    this.flusher = new SerialFlush(() => this.write(), options.flushMs ?? 5_000);
     this.maxEntries = options.maxEntries ?? 10_000;
     this.nginx = options.nginx;
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.flush(), this.flushMs);
-    this.timer.unref();
+    this.flusher.start();
   }
 
   accepted(): void {}
@@ -70,13 +68,11 @@ export class AuthFailureCounter implements AuthObserver {
 
   /** Writes what was counted so far; one flush at a time. Never throws. */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.write());
-    return this.flushing;
+    return this.flusher.run();
   }
 
-  async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.flush();
+  close(): Promise<void> {
+    return this.flusher.close();
   }
 
   private add(apiKeyId: number | null, reason: string, at: number, n: number): void {

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/queryable.js';
+import { SerialFlush } from '../db/serial-flush.js';
 import type { Logger } from '../log.js';
 import type { UsageCount, UsageSource } from './usage-counts.js';
 
@@ -20,31 +21,29 @@ interface Minute {
  */
 export class UsageRecorder {
   private pending = new Map<string, Minute>();
-  private timer: NodeJS.Timeout | null = null;
-  private flushing: Promise<void> = Promise.resolve();
+  private readonly flusher: SerialFlush;
 
   constructor(
     private readonly db: Queryable,
     private readonly source: UsageSource,
     private readonly log: Logger,
-    private readonly flushMs: number,
+    flushMs: number,
     private readonly maxEntries = 100_000,
-  ) {}
+  ) {
+    this.flusher = new SerialFlush(() => this.write(), flushMs);
+  }
 
   start(): void {
-    this.timer = setInterval(() => void this.flush(), this.flushMs);
-    this.timer.unref();
+    this.flusher.start();
   }
 
   /** Collects and writes; one flush at a time. Never throws. */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.write());
-    return this.flushing;
+    return this.flusher.run();
   }
 
-  async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.flush();
+  close(): Promise<void> {
+    return this.flusher.close();
   }
 
   private add(c: Pick<UsageCount, 'apiKeyId' | 'allowed' | 'limited'>, windowStart: number): void {
