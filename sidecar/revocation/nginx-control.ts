@@ -74,46 +74,36 @@ export class NginxControl implements DecisionInvalidator, NginxFailureSource, Us
     return this.counted('all', await this.post(CONTROL.invalidateAll, ''));
   }
 
-  async drainFailures(): Promise<NginxFailureCount[]> {
-    // nginx not running holds no counts; any other failure is retried at the next flush.
-    const answer = await readControlSocket(
-      this.socketPath,
-      CONTROL.failures,
-      'POST',
-      TIMEOUT_MS,
-      FAILURES_MAX_BODY,
-    );
-    if (answer === null) return [];
-    if (answer.status !== 200) {
-      this.log.error('nginx refused to give its failure counts', { status: answer.status });
-      return [];
-    }
-    try {
-      return parseFailureCounts(JSON.parse(answer.text));
-    } catch {
-      this.log.error('nginx answered its failure counts with something that is not JSON');
-      return [];
-    }
+  drainFailures(): Promise<NginxFailureCount[]> {
+    return this.drain(CONTROL.failures, 'failure counts', parseFailureCounts);
   }
 
-  async drainUsage(): Promise<UsageCount[]> {
-    // Like the failure counts: nginx deletes what it hands over, so the cap is the dict's size.
+  /** Like the failure counts: nginx deletes what it hands over, so the cap is the dict's size. */
+  drainUsage(): Promise<UsageCount[]> {
+    return this.drain(CONTROL.usage, 'request counts', parseUsageCounts);
+  }
+
+  /**
+   * Counts nginx hands over and forgets (POST). None when nginx is not running; any other
+   * failure is logged and the counts are asked for again at the next flush.
+   */
+  private async drain<T>(path: string, what: string, parse: (json: unknown) => T[]): Promise<T[]> {
     const answer = await readControlSocket(
       this.socketPath,
-      CONTROL.usage,
+      path,
       'POST',
       TIMEOUT_MS,
       FAILURES_MAX_BODY,
     );
     if (answer === null) return [];
     if (answer.status !== 200) {
-      this.log.error('nginx refused to give its request counts', { status: answer.status });
+      this.log.error(`nginx refused to give its ${what}`, { status: answer.status });
       return [];
     }
     try {
-      return parseUsageCounts(JSON.parse(answer.text));
+      return parse(JSON.parse(answer.text));
     } catch {
-      this.log.error('nginx answered its request counts with something that is not JSON');
+      this.log.error(`nginx answered its ${what} with something that is not JSON`);
       return [];
     }
   }
