@@ -116,6 +116,16 @@ export function consoleSuite(
 
   const call = (path: string, options: HttpOptions = {}) => callStack(stack, path, options);
   const withKey = (key: string, path = '/api') => call(path, { headers: apk(key) });
+  // A client with a key, made through the API by the bootstrap admin (not through the console).
+  const createWithKey = async (name: string, isAdmin = false) => {
+    const created = await call(CLIENTS, {
+      method: 'POST',
+      headers: apk(stack.adminKey),
+      json: { name, is_admin: isAdmin, generate_api_key: true },
+    });
+    expect(created.status, created.text).toBe(201);
+    return created.json as { api_key_id: number; token: string };
+  };
 
   const open = async (): Promise<Page> => {
     browser = await openConsoleBrowser([stack.fqdn, providerName]);
@@ -283,13 +293,7 @@ export function consoleSuite(
 
     test("a client's detail view: its usage chart, its rate limit edited, its audit events; no console error", async () => {
       const name = uniqueName('console-detail');
-      const created = await call(CLIENTS, {
-        method: 'POST',
-        headers: apk(stack.adminKey),
-        json: { name, is_admin: false, generate_api_key: true },
-      });
-      expect(created.status, created.text).toBe(201);
-      const { api_key_id: id, token } = created.json as { api_key_id: number; token: string };
+      const { api_key_id: id, token } = await createWithKey(name);
       for (let i = 0; i < 12; i += 1) expect((await withKey(token)).status).toBe(200);
       // The counts reach PostgreSQL within seconds (nginx, then the sidecar's flush).
       let allowed = 0;
@@ -360,12 +364,7 @@ export function consoleSuite(
 
     test('the audit trail filters by actor, target and time, and names targets that still exist', async () => {
       const name = uniqueName('console-audited');
-      const created = await call(CLIENTS, {
-        method: 'POST',
-        headers: apk(stack.adminKey),
-        json: { name, is_admin: false, generate_api_key: true },
-      });
-      const { api_key_id: id } = created.json as { api_key_id: number };
+      const { api_key_id: id } = await createWithKey(name);
       const page = await open();
       await signInWithKey(page, stack.adminKey);
       await page.click('nav button:nth-of-type(2)');
@@ -410,12 +409,7 @@ export function consoleSuite(
       await page.waitForSelector('#edit-name');
       // The name of another client: 409 with field "name".
       const taken = uniqueName('console-taken');
-      const other = await call(CLIENTS, {
-        method: 'POST',
-        headers: apk(stack.adminKey),
-        json: { name: taken, is_admin: false, generate_api_key: true },
-      });
-      expect(other.status, other.text).toBe(201);
+      await createWithKey(taken);
       await page.$eval(
         '#edit-name',
         (input, value) => {
@@ -429,13 +423,9 @@ export function consoleSuite(
       expect(await page.$eval('#edit-name', (e) => e.getAttribute('aria-invalid'))).toBe('true');
       await shot('field-error');
 
-      const plain = await call(CLIENTS, {
-        method: 'POST',
-        headers: apk(stack.adminKey),
-        json: { name: uniqueName('console-not-admin'), is_admin: false, generate_api_key: true },
-      });
+      const plain = await createWithKey(uniqueName('console-not-admin'));
       await page.click('#sign-out');
-      await page.type('#api-key', (plain.json as { token: string }).token);
+      await page.type('#api-key', plain.token);
       await page.click('#key-sign-in button[type="submit"]');
       await page.waitForFunction(() =>
         /admin credential is needed/.test(document.querySelector('#message')?.textContent ?? ''),
@@ -444,12 +434,10 @@ export function consoleSuite(
     });
 
     test('a refused credential (its client deleted) takes the operator back to sign-in', async () => {
-      const admin = await call(CLIENTS, {
-        method: 'POST',
-        headers: apk(stack.adminKey),
-        json: { name: uniqueName('console-doomed-admin'), is_admin: true, generate_api_key: true },
-      });
-      const { token, api_key_id: id } = admin.json as { token: string; api_key_id: number };
+      const { token, api_key_id: id } = await createWithKey(
+        uniqueName('console-doomed-admin'),
+        true,
+      );
       const page = await open();
       await signInWithKey(page, token);
       expect(
@@ -462,12 +450,7 @@ export function consoleSuite(
     });
 
     test('a client named like markup is shown as text, and nothing runs', async () => {
-      const created = await call(CLIENTS, {
-        method: 'POST',
-        headers: apk(stack.adminKey),
-        json: { name: XSS_NAME, is_admin: false, generate_api_key: true },
-      });
-      expect(created.status, created.text).toBe(201);
+      await createWithKey(XSS_NAME);
       const page = await open();
       await signInWithKey(page, stack.adminKey);
       await seeAll(page);
