@@ -1,8 +1,8 @@
 // One API client: its record (created, expiry, when an old key's grace ends), its usage chart
 // (GET .../usage), its rate limit (editable: PUT rate_limit) and its recent audit events.
 import { html, nothing } from '../../vendor/lit-html.js';
-import { ApiError, call, query } from '../api.js';
-import { formErrors, textField } from './fields.js';
+import { call, query } from '../api.js';
+import { formErrors, formFailure, textField } from './fields.js';
 import { when } from './time.js';
 import { usageChart } from './usage-chart.js';
 
@@ -45,13 +45,14 @@ function limitForm(app, d) {
     try {
       await call('PUT', `/api-clients/${c.id}`, { rate_limit: rateLimit });
     } catch (err) {
-      if (err instanceof ApiError && err.status !== 401 && err.status !== 403) {
-        d.limitError = err;
-        app.update();
-        document.querySelector('#panel-limit [aria-invalid="true"]')?.focus();
-        return;
-      }
-      app.fail(err);
+      formFailure(
+        app,
+        err,
+        (e) => {
+          d.limitError = e;
+        },
+        '#panel-limit',
+      );
       return;
     }
     d.limitError = null;

@@ -1,9 +1,16 @@
 // The panels of the API clients screen: create, edit, rotate (grace period), delete (with
 // confirmation), and the new key, shown once with a copy button and a warning.
 import { html, nothing } from '../../vendor/lit-html.js';
-import { ApiError, call } from '../api.js';
+import { call } from '../api.js';
 import { loadClients } from './clients.js';
-import { checkField, formErrors, textField, toLocalInput, toRfc3339 } from './fields.js';
+import {
+  checkField,
+  formErrors,
+  formFailure,
+  textField,
+  toLocalInput,
+  toRfc3339,
+} from './fields.js';
 import { when } from './time.js';
 
 const MAX_GRACE_SECONDS = 604800;
@@ -23,13 +30,9 @@ async function submit(app, action) {
   try {
     await action(panel);
   } catch (err) {
-    if (err instanceof ApiError && err.status !== 401 && err.status !== 403) {
-      panel.error = err;
-      app.update();
-      document.querySelector('[aria-invalid="true"]')?.focus();
-      return;
-    }
-    app.fail(err);
+    formFailure(app, err, (e) => {
+      panel.error = e;
+    });
     return;
   }
   await loadClients(app);

@@ -1,5 +1,6 @@
 // Labelled form controls whose management errors show next to them (the API's errors[].field).
 import { html, nothing } from '../../vendor/lit-html.js';
+import { ApiError } from '../api.js';
 
 function errorsOf(error, name) {
   return error ? error.forField(name) : [];
@@ -54,4 +55,19 @@ export function toLocalInput(rfc3339) {
   const t = new Date(rfc3339);
   const pad = (n) => String(n).padStart(2, '0');
   return `${t.getFullYear()}-${pad(t.getMonth() + 1)}-${pad(t.getDate())}T${pad(t.getHours())}:${pad(t.getMinutes())}`;
+}
+
+/**
+ * A form's failed call: an API error stays on the form (`keep` stores it; the first field it
+ * marks invalid, inside `within` when given, takes the focus); 401, 403 and network faults go
+ * to app.fail.
+ */
+export function formFailure(app, err, keep, within = '') {
+  if (err instanceof ApiError && err.status !== 401 && err.status !== 403) {
+    keep(err);
+    app.update();
+    document.querySelector(`${within} [aria-invalid="true"]`.trim())?.focus();
+    return;
+  }
+  app.fail(err);
 }
