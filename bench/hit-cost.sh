@@ -20,7 +20,7 @@ rounds=${3:-3}
 rate=${RATE:-3000}
 seconds=${SECONDS_PER_ROUND:-8}
 home=$(cd "$home" && pwd)
-for tool in wrk taskset bc nginx; do
+for tool in wrk taskset bc nginx node; do
   command -v "$tool" >/dev/null || { echo "hit-cost: $tool is missing" >&2; exit 1; }
 done
 [ "$(nproc)" -ge 2 ] || { echo "hit-cost: needs two CPUs" >&2; exit 1; }
@@ -85,23 +85,10 @@ ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 interval=$(echo "scale=4; 1000 / $rate" | bc)
 script=$work/fixed-rate.lua
-# wrk has no rate option: each thread keeps a schedule of send slots (as bench/wrk/lua.ts).
-cat >"$script" <<'EOF'
-local ffi = require("ffi")
-ffi.cdef[[ typedef struct { long tv_sec; long tv_nsec; } hc_ts; int clock_gettime(int, hc_ts *); ]]
-local ts = ffi.new("hc_ts")
-local function now_ms() ffi.C.clock_gettime(1, ts); return tonumber(ts.tv_sec) * 1000 + tonumber(ts.tv_nsec) / 1e6 end
-local interval, next_at = 1, 0
-function init(args) interval = tonumber(args[1]); next_at = now_ms() end
-function delay()
-  local now = now_ms()
-  next_at = next_at + interval
-  if next_at < now - 100 then next_at = now end
-  local wait = next_at - now
-  if wait <= 0 then return 0 end
-  return math.floor(wait)
-end
-EOF
+# The bench's own fixed-rate wrk script (bench/wrk/lua.ts), from the build `npm start` made.
+repo=$(cd "$(dirname "$0")/.." && pwd)
+[ -f "$repo/dist/bench/wrk/lua.js" ] || { echo "hit-cost: run npm run build first" >&2; exit 1; }
+node --input-type=module -e "import('$repo/dist/bench/wrk/lua.js').then((m) => process.stdout.write(m.FIXED_RATE))" >"$script"
 total=0
 for round in $(seq "$rounds"); do
   worker_a=$(pgrep -P "$(cat "$work/a/nginx.pid")")
