@@ -15,6 +15,7 @@ import {
 import { parseMetricsListen } from '../sidecar/config.js';
 import { Child } from './child.js';
 import type { GatewayHome } from './home.js';
+import { logLimitBytes, startLogRotation } from './log-rotation.js';
 import { createLogFile } from './logs.js';
 import { locateNginx, waitForHttps } from './nginx.js';
 import { prepareDatabase } from './postgres.js';
@@ -59,6 +60,7 @@ export async function startNativeGateway({
 }: GatewayOptions): Promise<NativeGateway> {
   // Read first: a bad METRICS_LISTEN stops the run before anything starts.
   const metricsListen = parseMetricsListen(env.METRICS_LISTEN);
+  const logLimit = logLimitBytes(env.GATEWAY_LOG_MAX_MB);
   const nginx = locateNginx(env);
   if (!(await nginxHasLua(nginx, detectModules()))) {
     throw new Error(
@@ -132,7 +134,9 @@ export async function startNativeGateway({
     if (worker) await openSocketTo(socket, worker);
   };
 
+  let stopRotation = () => {};
   const stop = async () => {
+    stopRotation();
     // Front to back: stop accepting callers first, the database last.
     await supervisor.stop();
     await clearHolds();
@@ -195,6 +199,8 @@ export async function startNativeGateway({
     await stop();
     throw err;
   }
+  // Nothing else keeps them in bounds: a day of load wrote 2 GB of access log.
+  stopRotation = startLogRotation(home.logs, logLimit, say);
   await writeFile(join(home.run, 'url'), `${proxy.url}\n`);
   // What the proxy was started with, for tools that need it (the test and bench harness):
   // read from here, never by parsing the rendered files again.

@@ -104,6 +104,33 @@ describe('native gateway homes', () => {
     }
   }, 120_000);
 
+  test('a log past GATEWAY_LOG_MAX_MB is rotated, and nginx goes on writing the emptied file', async () => {
+    const stack = await startNativeStack({ env: { GATEWAY_LOG_MAX_MB: '0.001' } });
+    try {
+      const logs = join(stack.home, 'logs');
+      const ask = async () =>
+        (
+          await http(`${stack.baseUrl}/api`, {
+            tls: { ...(await stack.tls()) },
+            connectTo: '127.0.0.1',
+          })
+        ).headers['x-request-id'];
+      // About 200 bytes a line: past 1,024 bytes after a few requests.
+      for (let i = 0; i < 10; i += 1) await ask();
+      await expect
+        .poll(() => readdir(logs), { timeout: 30_000, interval: 500 })
+        .toContain('nginx-access.log.1');
+      // The workers write through the master's descriptor, which still names the live file.
+      const after = String(await ask());
+      await expect.poll(() => readFile(join(logs, 'nginx-access.log'), 'utf8')).toContain(after);
+      for (const file of await readdir(logs)) {
+        expect(await mode(join(logs, file)), file).toBe(0o600);
+      }
+    } finally {
+      await stack.close();
+    }
+  }, 120_000);
+
   test('the logs of a home from an earlier version are tightened at start', async () => {
     const home = await mkdtemp(join(tmpdir(), 'gw-e2e-'));
     const logs = join(home, 'logs');
