@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { splitSamples } from '../../bench/cpu-split.js';
-import type { ProcSample } from '../../bench/proc.js';
+import { type ProcSample, sampleProcs } from '../../bench/proc.js';
 
 type Proc = { ppid: number; ticks: number; reaped?: number };
 
@@ -86,5 +86,21 @@ describe('splitSamples: CPU per process tree between two samples', () => {
     const split = splitSamples(before, after, { bench: 10 }, 2);
     expect(split.bench).toBe(0.3);
     expect(split.other).toBe(0.45);
+  });
+});
+
+describe('sampleProcs: the real /proc', () => {
+  test('finds this process under its parent, with its name, and the CPU it then spends', async () => {
+    const before = await sampleProcs();
+    const me = before.procs.get(process.pid);
+    expect(me?.ppid).toBe(process.ppid);
+    expect(me?.comm.length).toBeGreaterThan(0);
+    // 100 ms of this process's own CPU (ten clock ticks), however busy the machine is.
+    const start = process.cpuUsage();
+    while (process.cpuUsage(start).user < 100_000) Math.sqrt(Math.random());
+    const after = await sampleProcs();
+    expect(after.procs.get(process.pid)!.ticks).toBeGreaterThan(me!.ticks);
+    expect(after.total).toBeGreaterThan(before.total);
+    expect(after.busy).toBeGreaterThan(before.busy);
   });
 });
