@@ -15,9 +15,11 @@ const MB = 1024 * 1024;
  * variable, so a typo stops the run before anything starts.
  */
 export function logLimitBytes(value: string | undefined): number {
-  if (value === undefined || value.trim() === '') return DEFAULT_MAX_MB * MB;
-  const mb = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !Number.isFinite(mb)) {
+  const text = value?.trim() ?? '';
+  if (text === '') return DEFAULT_MAX_MB * MB;
+  // Finite as well: a string of a few hundred digits is Infinity to Number().
+  const mb = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || !Number.isFinite(mb)) {
     throw new Error(
       `GATEWAY_LOG_MAX_MB must be a number of megabytes (0: never rotate), got ${JSON.stringify(value)}`,
     );
@@ -35,8 +37,7 @@ export function logLimitBytes(value: string | undefined): number {
  * Returns true when it rotated.
  */
 export async function rotateIfLarge(path: string, maxBytes: number): Promise<boolean> {
-  const size = (await stat(path)).size;
-  if (maxBytes <= 0 || size <= maxBytes) return false;
+  if (maxBytes <= 0 || (await stat(path)).size <= maxBytes) return false;
   for (let generation = KEPT_GENERATIONS - 1; generation >= 1; generation -= 1) {
     await rename(`${path}.${generation}`, `${path}.${generation + 1}`).catch(ignoreMissing);
   }
