@@ -12,7 +12,8 @@
 # so whatever slows the VM slows both alike. Per round: each worker's CPU per request, and B-A.
 # Two identical copies give B-A within ±1 µs here; the same two copies run one after the other
 # differ by ±15 µs. LUA_A / LUA_B: another Lua folder for a copy (to compare two versions of
-# the code), SED_A / SED_B: a sed script applied to a copy's default.conf.
+# the code), SED_A / SED_B: a sed script applied to a copy's default.conf, MAIN_SED_A /
+# MAIN_SED_B: one applied to its main nginx.conf (a load_module line, say).
 set -euo pipefail
 home=${1:-.gateway}
 key=${2:?usage: bench/hit-cost.sh [GATEWAY_HOME] \"apk <id>.<secret>\" [rounds]}
@@ -50,7 +51,8 @@ EOF
 "$nginx_bin" -p "$work/static/" -c "$work/static/nginx.conf"
 pids+=("$(cat "$work/static/nginx.pid")")
 
-# copy NAME PORT SED LUA: the gateway's nginx with one worker on CPU 1, its own files and port.
+# copy NAME PORT SED LUA MAIN_SED: the gateway's nginx with one worker on CPU 1, its own files
+# and port.
 copy() {
   local d=$work/$1
   mkdir -p "$d/conf.d" "$d/logs"
@@ -63,6 +65,7 @@ copy() {
   if [ -n "$4" ]; then
     sed -i "s|lua_package_path \"[^\"]*\";|lua_package_path \"$4/?.lua;;\";|" "$d/nginx.conf"
   fi
+  if [ -n "$5" ]; then sed -i "$5" "$d/nginx.conf"; fi
   # The control socket moves into the copy's folder (two nginx cannot bind one socket).
   local control
   control=$(sed -n 's|^ *listen "unix:\([^"]*nginx-control.sock\)";|\1|p' "$gateway_conf" | head -1)
@@ -77,8 +80,8 @@ copy() {
 }
 port_a=$((30000 + RANDOM % 10000))
 port_b=$((port_a + 1))
-copy a "$port_a" "${SED_A-/access_by_lua_block/d}" "${LUA_A:-}"
-copy b "$port_b" "${SED_B:-}" "${LUA_B:-}"
+copy a "$port_a" "${SED_A-/access_by_lua_block/d}" "${LUA_A:-}" "${MAIN_SED_A:-}"
+copy b "$port_b" "${SED_B:-}" "${LUA_B:-}" "${MAIN_SED_B:-}"
 sleep 1
 
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
