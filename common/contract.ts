@@ -214,6 +214,32 @@ export const NGINX_NAMES = {
 } as const;
 
 /**
+ * Requests counted per client for the sidecar's usage table, in the limits dict: `<prefix><generation>
+ * <row>`, a generation being `generationSeconds` long; kept `keepSeconds` when nobody collects
+ * them (lua/gateway/usage.lua, and the nginx module for the hits it decides).
+ */
+export const USAGE_COUNTS = {
+  allowedPrefix: 'u',
+  limitedPrefix: 'x',
+  generationSeconds: 5,
+  keepSeconds: 3600,
+} as const;
+
+/** More header lines than this are refused (431) before any credential is looked at. */
+export const MAX_REQUEST_HEADERS = 100;
+
+/**
+ * The gateway's nginx module (nginx-module/): decides a seen API key's hit in C, without
+ * entering Lua's access phase, in locations that say `<directive> on;` (default.conf's
+ * `location /`). Anything it does not pass goes to the Lua access code unchanged
+ * (docs/decisions/20261125-hit-in-c.md).
+ */
+export const NGINX_MODULE = {
+  directive: 'gateway_hit',
+  file: 'ngx_http_gateway_hit_module.so',
+} as const;
+
+/**
  * The browser console's names in default.conf and nginx.conf, read by the generator and the Lua
  * code (docs/decisions/20261123-console.md).
  */
@@ -242,6 +268,8 @@ export const LUA_COUNTERS = {
   cache_eviction: 'a decision stored by evicting unexpired ones (the cache is too small)',
   cache_store_failed: 'a decision that could not be stored at all',
   key_hit: 'an API key accepted from a key record (right secret, nginx alone)',
+  module_hit:
+    'a request the nginx module passed without entering Lua (nginx-module/, docs/decisions/20261125-hit-in-c.md); also counted as a key or cache hit',
   key_refused: 'an API key refused from a key record (wrong secret, unknown id or expired)',
   budget_refused: 'a request answered 429 because a failure budget was spent',
   rate_limited: "a request answered 429 because its client's rate limit was reached",

@@ -33,6 +33,23 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --no-save --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 
+# --- module: the gateway's nginx module (nginx-module/, docs/decisions/20261125-hit-in-c.md),
+# built with Debian's nginx-dev against the nginx of the runtime's own base; only the .so goes on.
+FROM ${PROXY_BASE_IMAGE} AS module
+ARG MODULE_BUILD_PACKAGES="nginx-light nginx-dev gcc make libc6-dev libpcre2-dev libssl-dev zlib1g-dev"
+RUN missing=""; \
+    for pkg in ${MODULE_BUILD_PACKAGES}; do \
+      dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $pkg"; \
+    done; \
+    if [ -n "$missing" ]; then \
+      apt-get update \
+      && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing >/dev/null; \
+    fi
+WORKDIR /src
+COPY nginx-module nginx-module
+COPY scripts/build-nginx-module.sh scripts/
+RUN bash scripts/build-nginx-module.sh /out
+
 # --- runtime: nginx (auth_request, ssl and Lua modules) and Node for the generator
 FROM ${PROXY_BASE_IMAGE}
 ARG NGINX_PACKAGES="nginx-light libnginx-mod-http-lua lua-resty-core lua-resty-lrucache lua-cjson"
@@ -53,6 +70,7 @@ WORKDIR /app
 COPY --from=deps /app/node_modules node_modules
 COPY package.json package-lock.json ./
 COPY --from=build /runtime/ ./
+COPY --from=module /out/ngx_http_gateway_hit_module.so /usr/lib/nginx/modules/
 COPY docker/healthcheck.mjs /usr/local/lib/gateway/healthcheck.mjs
 COPY docker/proxy-entrypoint.sh /usr/local/bin/proxy-entrypoint
 COPY docker/proxy-upstream-watch.sh /usr/local/bin/proxy-upstream-watch

@@ -13,6 +13,7 @@ export {
   deriveCacheOffConf,
   listenPorts,
 } from './baseline-conf.js';
+export { C_CONTRACT_PATH, renderCContract } from './c-contract.js';
 export {
   CERTIFICATE_VALIDITY_DAYS,
   type CertificatePair,

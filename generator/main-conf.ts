@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { CONSOLE_NGINX } from '../common/contract.js';
+import { CONSOLE_NGINX, NGINX_MODULE } from '../common/contract.js';
 import { packageRoot } from '../common/package-root.js';
 import { SettingsError } from './errors.js';
 import { replaceFile } from './file-writes.js';
@@ -45,9 +45,25 @@ const LUA_MODULE_FILES = [
   '/usr/lib/nginx/modules/ngx_http_lua_module.so',
 ];
 
+/**
+ * Where the gateway's own module (nginx-module/) is looked for, first found wins: built for the
+ * native run by scripts/build-nginx-module.sh (build/ of this package), or installed beside
+ * Debian's modules (the proxy image). Loaded after the Lua module, whose functions it calls.
+ */
+export function gatewayModuleFiles(): string[] {
+  return [
+    join(packageRoot(), 'build', 'nginx-module', NGINX_MODULE.file),
+    join('/usr/lib/nginx/modules', NGINX_MODULE.file),
+  ];
+}
+
 /** The dynamic modules the gateway needs that this machine has as files. */
-export function detectModules(files: readonly string[] = LUA_MODULE_FILES): string[] {
-  return files.filter((file) => existsSync(file));
+export function detectModules(
+  files: readonly string[] = LUA_MODULE_FILES,
+  gatewayModules: readonly string[] = gatewayModuleFiles(),
+): string[] {
+  const gateway = gatewayModules.find((file) => existsSync(file));
+  return [...files.filter((file) => existsSync(file)), ...(gateway ? [gateway] : [])];
 }
 
 /** The project's Lua sources, beside templates/ in the package (also in the proxy image). */

@@ -4,6 +4,7 @@ import {
   DECISION_VARIABLES,
   FORWARDED_TO_SIDECAR,
   IDENTITY_FROM_SIDECAR,
+  NGINX_MODULE,
   NGINX_NAMES,
   REQUEST_ID,
   REQUEST_ID_CHARACTERS,
@@ -52,6 +53,8 @@ export interface DefaultConfModel {
   /** `error_page <nginxStatus> <path>` and the internal location answering it. */
   errorPages: Array<{ nginxStatus: number; status: number; path: string; body: string }>;
   notFoundBody: string;
+  /** The gateway's nginx module's directive, `on` in `location /` (nginx-module/). */
+  moduleDirective: string;
   /** Paths of the public server that never reach the app: authenticated, then the JSON 404. */
   reservedPaths: string[];
   /** The control socket's location where the sidecar collects nginx's own refusal counts. */
@@ -282,6 +285,7 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
     })),
     failuresPath: CONTROL.failures,
     usagePath: CONTROL.usage,
+    moduleDirective: NGINX_MODULE.directive,
     notFoundBody: jsonLiteral(
       JSON.parse(answerBody(NGINX_ERROR_PAGES.find((p) => p.nginxStatus === 404)!)),
     ),

@@ -3,6 +3,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
+import { NGINX_MODULE } from '../common/contract.js';
 import type { ListenAddress } from '../common/listen.js';
 import {
   detectModules,
@@ -67,6 +68,14 @@ export async function startNativeGateway({
       `${nginx} has no Lua module, which the gateway's decision cache needs. On Debian or ` +
         'Ubuntu: sudo apt-get install libnginx-mod-http-lua lua-resty-core lua-cjson ' +
         '(or run OpenResty, which has it built in)',
+    );
+  }
+  // default.conf's `location /` names the module's directive: without it nginx would not start.
+  if (!detectModules().some((file) => file.endsWith(NGINX_MODULE.file))) {
+    throw new Error(
+      `the gateway's nginx module (${NGINX_MODULE.file}) is not built for ${nginx}: run ` +
+        'bash scripts/build-nginx-module.sh (the set-up of npm start does; it needs nginx-dev ' +
+        'and a C compiler)',
     );
   }
   const settings = await loadSettings({

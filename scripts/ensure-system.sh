@@ -3,7 +3,8 @@
 # for that command, and is a quick no-op when it already is. Plain bash on purpose: it runs
 # before node_modules exists, so nothing here may need an npm package.
 #
-#   bash scripts/ensure-system.sh start   # npm dependencies; nginx with the Lua module
+#   bash scripts/ensure-system.sh start   # npm dependencies; nginx with the Lua module and
+#                                         # the gateway's own module, built
 #   bash scripts/ensure-system.sh test    # the same, plus openssl/wrk/git, the container
 #                                         # engine (podman) and the air-gapped base images
 #
@@ -17,9 +18,11 @@ ROOT="$(cd "$(dirname "$SELF")/.." && pwd)"
 
 # What `npm start` needs: nginx (ssl, http2, auth_request) with the Lua module and the Lua
 # libraries the proxy uses; openssl and CA certificates for TLS.
+# nginx-dev and a C compiler build the gateway's own nginx module against that nginx (step 3).
 START_PACKAGES=(
   nginx-light libnginx-mod-http-lua lua-resty-core lua-resty-lrucache lua-cjson
   openssl ca-certificates
+  nginx-dev gcc make libc6-dev libpcre2-dev libssl-dev zlib1g-dev
 )
 # What `npm test` needs beyond that: openssl's CLI for the test PKI, wrk (the bench smoke
 # test), git (the fresh-clone test), chromium (the console's tests drive it through
@@ -135,7 +138,11 @@ if ((${#MISSING[@]} > 0)); then
   as_root "install ${MISSING[*]}" bash "$SELF" --install-packages "${MISSING[@]}"
 fi
 
-# 3. For the tests: the container engine and the base images (each script is idempotent and
+# 3. The gateway's nginx module (nginx-module/), built into build/ against this nginx, as the
+#    user running this (a quick no-op when it is up to date).
+bash scripts/build-nginx-module.sh >/dev/null
+
+# 4. For the tests: the container engine and the base images (each script is idempotent and
 #    only checks when everything is there).
 if [[ "$PROFILE" == test ]]; then
   as_root "container engine (docker/setup-podman.sh)" bash docker/setup-podman.sh >/dev/null

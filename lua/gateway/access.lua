@@ -23,7 +23,7 @@ local ALLOW_HEADER = table.concat(contract.allowed_methods, ", ")
 -- ngx.req.http_version() of the versions served; anything else nginx parsed (HTTP/1.2, or nil
 -- for a version it has no number for) is 505 like HTTP/0.9.
 local HTTP1 = { [1.0] = true, [1.1] = true }
-local MAX_HEADERS = 100
+local MAX_HEADERS = contract.max_request_headers
 -- Through the control socket nginx's own proxy_read_timeout answers first; this only guards
 -- against nginx itself stalling.
 local CONTROL_ASK_TIMEOUT_MS = 65000

@@ -10,7 +10,7 @@ return {
     limits = "gateway_limits",
   },
   auth_path = "/auth",
-  counters = { "cache_hit", "cache_miss", "cache_eviction", "cache_store_failed", "key_hit", "key_refused", "budget_refused", "rate_limited" },
+  counters = { "cache_hit", "cache_miss", "cache_eviction", "cache_store_failed", "key_hit", "module_hit", "key_refused", "budget_refused", "rate_limited" },
   control_socket_variable = "gateway_control_socket",
   toggle_variables = { api_keys = "api_keys_enabled", oidc = "open_id_connect_enabled" },
   sidecar_variable = "gateway_sidecar",
@@ -72,6 +72,13 @@ return {
     off_location = "@console_off",
   },
   allowed_methods = { "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS" },
+  max_request_headers = 100,
+  usage = {
+    allowed_prefix = "u",
+    limited_prefix = "x",
+    generation_s = 5,
+    keep_s = 3600,
+  },
   answers = {
     bad_header = { status = 400, code = "BAD_HEADER", body = "{\"errors\":[{\"code\":\"BAD_HEADER\",\"message\":\"A request header contains control characters.\"}]}" },
     bad_header_line = { status = 400, code = "BAD_HEADER", body = "{\"errors\":[{\"code\":\"BAD_HEADER\",\"message\":\"A request header line is malformed (it needs a token name, then a colon).\"}]}" },

@@ -13,10 +13,11 @@ local M = {}
 -- own keys start with other letters).
 local dict = ngx.shared[contract.dicts.limits] or ngx.shared[contract.dicts.budgets]
 
-local GENERATION_S = 5
+-- The nginx module counts the hits it decides under the same keys (contract.usage).
+local GENERATION_S = contract.usage.generation_s
 -- Counts nobody collects (no sidecar for an hour) are dropped rather than fill the dict.
-local KEEP_S = 3600
-local ALLOWED, LIMITED = "u", "x"
+local KEEP_S = contract.usage.keep_s
+local ALLOWED, LIMITED = contract.usage.allowed_prefix, contract.usage.limited_prefix
 
 -- This worker's allowed requests by client row since its last flush (gateway.access adds).
 M.allowed = {}
@@ -56,8 +57,8 @@ end
 
 -- Pure: "u34 12" -> "u", 34, "12"; nil for any other key.
 function M.parse_key(k)
-  local kind, generation, row = k:match("^([ux])(%d+) (%d+)$")
-  if not kind then
+  local kind, generation, row = k:match("^(%a)(%d+) (%d+)$")
+  if kind ~= ALLOWED and kind ~= LIMITED then
     return nil
   end
   return kind, tonumber(generation), row

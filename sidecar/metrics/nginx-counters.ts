@@ -16,6 +16,7 @@ const NAMES: Record<keyof typeof LUA_COUNTERS, string> = {
   cache_eviction: 'gateway_nginx_decision_cache_evictions_total',
   cache_store_failed: 'gateway_nginx_decision_cache_store_failures_total',
   key_hit: 'gateway_nginx_key_record_accepted_total',
+  module_hit: 'gateway_nginx_module_hits_total',
   key_refused: 'gateway_nginx_key_record_refused_total',
   budget_refused: 'gateway_nginx_failure_budget_refused_total',
   rate_limited: 'gateway_nginx_rate_limited_total',

@@ -78,6 +78,7 @@ test('the main nginx.conf renders as its golden file', async () => {
     modules: [
       '/usr/lib/nginx/modules/ndk_http_module.so',
       '/usr/lib/nginx/modules/ngx_http_lua_module.so',
+      '/usr/lib/nginx/modules/ngx_http_gateway_hit_module.so',
     ],
   });
   await expectGolden(text, join(FIXTURES, 'main-conf.expected.conf'));

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import {
   ALLOWED_METHODS,
@@ -9,6 +9,7 @@ import {
   REQUIRE_ADMIN_HEADER,
   upstreamHeaderVariable,
 } from '../../../common/contract.js';
+import { C_CONTRACT_PATH, cString, renderCContract } from '../../../generator/c-contract.js';
 import {
   LUA_CONTRACT_PATH,
   luaString,
@@ -88,6 +89,21 @@ describe('the contract the Lua code runs with', () => {
   test('lua/gateway/contract.lua is exactly what the TypeScript contract generates', () => {
     const root = new URL('../../../', import.meta.url);
     expect(renderLuaContract()).toBe(readFileSync(new URL(LUA_CONTRACT_PATH, root), 'utf8'));
+  });
+
+  // nginx-module/gateway_contract.h: the same names for the C module (its build reads it).
+  test('nginx-module/gateway_contract.h is generated from common/ (UPDATE_GOLDEN=1 rewrites it)', () => {
+    const path = new URL(C_CONTRACT_PATH, new URL('../../../', import.meta.url));
+    const expected = renderCContract();
+    if (process.env.UPDATE_GOLDEN === '1') writeFileSync(path, expected);
+    expect(readFileSync(path, 'utf8')).toBe(expected);
+  });
+
+  test('C string literals: plain printable ASCII only, never escaped', () => {
+    expect(cString('gateway_keys')).toBe('"gateway_keys"');
+    for (const bad of ['a"b', 'a\\b', 'a\nb', 'café']) {
+      expect(() => cString(bad)).toThrow('not a plain C string');
+    }
   });
 
   test('a decision depends on the toggles and OIDC options, not on the request', () => {

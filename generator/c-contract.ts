@@ -1,0 +1,83 @@
+import {
+  ALLOWED_METHODS,
+  IDENTITY_FROM_SIDECAR,
+  type LUA_COUNTERS,
+  MAX_REQUEST_HEADERS,
+  NGINX_MODULE,
+  NGINX_NAMES,
+  TOGGLE_VARIABLES,
+  USAGE_COUNTS,
+} from '../common/contract.js';
+
+/** Where the generated header lives, relative to the package root. */
+export const C_CONTRACT_PATH = 'nginx-module/gateway_contract.h';
+
+/** A C string literal; only printable ASCII without quotes or backslashes is ever generated. */
+export function cString(value: string): string {
+  if (!/^[\x20-\x7e]*$/.test(value) || /["\\]/.test(value))
+    throw new Error(`not a plain C string: ${JSON.stringify(value)}`);
+  return `"${value}"`;
+}
+
+const bare = (variable: string) => variable.replace(/^\$/, '');
+
+const identity = (role: string) => {
+  const row = IDENTITY_FROM_SIDECAR.find((r) => r.role === role);
+  if (!row) throw new Error(`no identity variable for ${role}`);
+  return cString(bare(row.variable));
+};
+
+/** A counter's key in the metrics dict, checked against the contract's list. */
+const counter = (key: keyof typeof LUA_COUNTERS) => cString(key);
+
+// nginx's method bits (ngx_http_request.h) for the methods the gateway serves.
+const METHOD_BITS: Record<string, string> = {
+  GET: 'NGX_HTTP_GET',
+  HEAD: 'NGX_HTTP_HEAD',
+  POST: 'NGX_HTTP_POST',
+  PUT: 'NGX_HTTP_PUT',
+  PATCH: 'NGX_HTTP_PATCH',
+  DELETE: 'NGX_HTTP_DELETE',
+  OPTIONS: 'NGX_HTTP_OPTIONS',
+};
+
+/**
+ * `nginx-module/gateway_contract.h`, generated from common/contract.ts like
+ * lua/gateway/contract.lua, so the C module never repeats a name the Lua code and the generator
+ * use. Committed; a test fails on drift.
+ */
+export function renderCContract(): string {
+  const methods = ALLOWED_METHODS.map((m) => {
+    const bit = METHOD_BITS[m];
+    if (!bit) throw new Error(`no nginx method bit for ${m}`);
+    return bit;
+  });
+  return [
+    '/* Generated from common/contract.ts by generator/c-contract.ts: do not edit',
+    ' * (UPDATE_GOLDEN=1 npx vitest run test/unit/generator/contract.test.ts rewrites it). */',
+    '#ifndef GATEWAY_CONTRACT_H',
+    '#define GATEWAY_CONTRACT_H',
+    '',
+    `#define GW_DIRECTIVE ${cString(NGINX_MODULE.directive)}`,
+    `#define GW_KEYS_DICT ${cString(NGINX_NAMES.keysDict)}`,
+    `#define GW_REVOCATIONS_DICT ${cString(NGINX_NAMES.revocationsDict)}`,
+    `#define GW_LIMITS_DICT ${cString(NGINX_NAMES.limitsDict)}`,
+    `#define GW_METRICS_DICT ${cString(NGINX_NAMES.metricsDict)}`,
+    `#define GW_API_KEYS_VARIABLE ${cString(bare(TOGGLE_VARIABLES.apiKeys))}`,
+    `#define GW_MAX_AGE_VARIABLE ${cString(bare(NGINX_NAMES.maxAgeVariable))}`,
+    `#define GW_CLIENT_ID_VARIABLE ${identity('client_id')}`,
+    `#define GW_CLIENT_NAME_VARIABLE ${identity('client_name')}`,
+    `#define GW_IS_ADMIN_VARIABLE ${identity('is_admin')}`,
+    `#define GW_METHOD_VARIABLE ${identity('method')}`,
+    `#define GW_KEY_HIT_COUNTER ${counter('key_hit')}`,
+    `#define GW_MODULE_HIT_COUNTER ${counter('module_hit')}`,
+    `#define GW_USAGE_ALLOWED_PREFIX ${cString(USAGE_COUNTS.allowedPrefix)}`,
+    `#define GW_USAGE_GENERATION_S ${USAGE_COUNTS.generationSeconds}`,
+    `#define GW_USAGE_KEEP_S ${USAGE_COUNTS.keepSeconds}`,
+    `#define GW_MAX_HEADERS ${MAX_REQUEST_HEADERS}`,
+    `#define GW_ALLOWED_METHODS (${methods.join(' | ')})`,
+    '',
+    '#endif',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,25 @@
+/* Generated from common/contract.ts by generator/c-contract.ts: do not edit
+ * (UPDATE_GOLDEN=1 npx vitest run test/unit/generator/contract.test.ts rewrites it). */
+#ifndef GATEWAY_CONTRACT_H
+#define GATEWAY_CONTRACT_H
+
+#define GW_DIRECTIVE "gateway_hit"
+#define GW_KEYS_DICT "gateway_keys"
+#define GW_REVOCATIONS_DICT "gateway_revocations"
+#define GW_LIMITS_DICT "gateway_limits"
+#define GW_METRICS_DICT "gateway_metrics"
+#define GW_API_KEYS_VARIABLE "api_keys_enabled"
+#define GW_MAX_AGE_VARIABLE "auth_cache_max_age_ms"
+#define GW_CLIENT_ID_VARIABLE "client_id"
+#define GW_CLIENT_NAME_VARIABLE "client_name"
+#define GW_IS_ADMIN_VARIABLE "client_is_admin"
+#define GW_METHOD_VARIABLE "client_auth_method"
+#define GW_KEY_HIT_COUNTER "key_hit"
+#define GW_MODULE_HIT_COUNTER "module_hit"
+#define GW_USAGE_ALLOWED_PREFIX "u"
+#define GW_USAGE_GENERATION_S 5
+#define GW_USAGE_KEEP_S 3600
+#define GW_MAX_HEADERS 100
+#define GW_ALLOWED_METHODS (NGX_HTTP_GET | NGX_HTTP_HEAD | NGX_HTTP_POST | NGX_HTTP_PUT | NGX_HTTP_PATCH | NGX_HTTP_DELETE | NGX_HTTP_OPTIONS)
+
+#endif

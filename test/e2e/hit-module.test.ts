@@ -1,0 +1,204 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { CONTROL, NGINX_MODULE } from '../../common/contract.js';
+import { CLIENTS, createClient, uniqueName } from '../support/management.js';
+import { startNativeStack } from '../support/native-stack.js';
+import { apk } from '../support/sidecar.js';
+import type { Stack } from '../support/stack.js';
+import { callStack } from '../support/stack-http.js';
+import { h2 } from './hostile/h2.js';
+import { exchange, type RawTarget } from './hostile/raw-tls.js';
+
+// The gateway's nginx module (nginx-module/, docs/decisions/20261125-hit-in-c.md) through a real
+// native gateway: it passes a seen API key in `location /` without entering Lua, and leaves
+// everything else, whatever it is, to the Lua access code, which decides as before. Which of the
+// two decided is read from nginx's own counters (module_hit counts the module's "yes").
+
+type NativeStack = Stack & { home: string };
+let gw: NativeStack;
+
+/** A location added by hand to default.conf: it never says `gateway_hit on;`. */
+const HAND_ADDED = '/hand-added/';
+
+beforeAll(async () => {
+  gw = await startNativeStack();
+  const conf = join(gw.home, 'config/nginx/conf.d/default.conf');
+  const text = await readFile(conf, 'utf8');
+  // Beside the public server's `location /` (the one that says `gateway_hit on;`; the control
+  // server has a `location /` too).
+  const at = text.lastIndexOf('    location / {\n', text.indexOf(`${NGINX_MODULE.directive} on;`));
+  expect(at).toBeGreaterThan(0);
+  await writeFile(
+    conf,
+    `${text.slice(0, at)}    location ${HAND_ADDED} {\n        proxy_pass http://gateway_app/;\n    }\n\n${text.slice(at)}`,
+  );
+  await gw.restart();
+}, 240_000);
+afterAll(async () => {
+  await gw?.close();
+});
+
+const call = (key: string | null, path = '/api', method = 'GET') =>
+  callStack(gw, path, { method, headers: key === null ? {} : apk(key) });
+
+async function newKey(admin = false): Promise<{ id: number; token: string }> {
+  return createClient(
+    gw.baseUrl,
+    gw.adminKey,
+    { name: uniqueName('module'), is_admin: admin, generate_api_key: true },
+    { ...(await gw.tls()), connectTo: '127.0.0.1' },
+  );
+}
+
+/** The hits the module passed so far (it adds to nginx's shared counter on each one). */
+function moduleHits(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { socketPath: join(gw.home, 'run/nginx-control.sock'), path: CONTROL.metrics },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => {
+          body += c.toString();
+        });
+        res.on('end', () => {
+          const counts = JSON.parse(body) as Record<string, number>;
+          resolve(counts.module_hit ?? 0);
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function target(): Promise<RawTarget> {
+  const tls = await gw.tls();
+  return { port: Number(new URL(gw.baseUrl).port), ca: tls.ca, servername: tls.servername };
+}
+
+/** One raw HTTP/1.1 request with a seen key and `extra` header lines; its status. */
+async function raw(token: string, extra: string, version = 'HTTP/1.1'): Promise<number> {
+  const bytes = Buffer.from(
+    `GET /api ${version}\r\nHost: ${gw.fqdn}\r\nAuthorization: apk ${token}\r\n${extra}Connection: close\r\n\r\n`,
+    'latin1',
+  );
+  const answer = await exchange(await target(), bytes);
+  return answer.kind === 'http' ? answer.status : -1;
+}
+
+describe('a seen API key in location /', () => {
+  test('is passed by the module, and its identity reaches the app', async () => {
+    const { token } = await newKey();
+    expect((await call(token)).status).toBe(200); // the first: asked, record learnt (Lua)
+    const before = await moduleHits();
+    for (let i = 0; i < 5; i += 1) expect((await call(token)).status).toBe(200);
+    expect((await moduleHits()) - before).toBe(5);
+  });
+
+  test('a wrong secret for a seen id is refused (by Lua), and counts no module hit', async () => {
+    const { id, token } = await newKey();
+    expect((await call(token)).status).toBe(200);
+    const before = await moduleHits();
+    const wrong = await call(`${id}.${'W'.repeat(43)}`);
+    expect(wrong.status).toBe(401);
+    expect(wrong.json).toEqual({ errors: [expect.objectContaining({ code: 'INVALID_API_KEY' })] });
+    expect(await moduleHits()).toBe(before);
+  });
+
+  test('a deleted key is refused on the very next request', async () => {
+    const { id, token } = await newKey();
+    for (let i = 0; i < 3; i += 1) expect((await call(token)).status).toBe(200);
+    const before = await moduleHits();
+    expect((await call(token)).status).toBe(200);
+    expect(await moduleHits()).toBe(before + 1);
+    expect((await call(gw.adminKey, `${CLIENTS}/${id}`, 'DELETE')).status).toBe(200);
+    expect((await call(token)).status).toBe(401);
+  });
+
+  test('after a rotation with grace both secrets pass (the old one through its grace), and without grace the old one is refused at once', async () => {
+    const { id, token: old } = await newKey();
+    expect((await call(old)).status).toBe(200);
+    const rotate = (grace: number) =>
+      callStack(gw, `${CLIENTS}/${id}/rotate`, {
+        method: 'POST',
+        headers: apk(gw.adminKey),
+        json: { grace_period_seconds: grace },
+      });
+    const rotated = await rotate(300);
+    expect(rotated.status).toBe(200);
+    const fresh = (rotated.json as { token: string }).token;
+    expect((await call(fresh)).status).toBe(200); // learns the record with both hashes
+    const before = await moduleHits();
+    for (let i = 0; i < 3; i += 1) {
+      expect((await call(old)).status).toBe(200);
+      expect((await call(fresh)).status).toBe(200);
+    }
+    expect((await moduleHits()) - before).toBe(6);
+    const again = await rotate(0);
+    expect(again.status).toBe(200);
+    const newest = (again.json as { token: string }).token;
+    expect((await call(fresh)).status).toBe(401);
+    expect((await call(newest)).status).toBe(200);
+  });
+});
+
+describe('everything else goes to the Lua access code', () => {
+  test('management: an admin key is asked every time, a non-admin key is 403', async () => {
+    const user = await newKey();
+    expect((await call(user.token)).status).toBe(200);
+    const before = await moduleHits();
+    for (let i = 0; i < 3; i += 1) {
+      expect((await call(gw.adminKey, CLIENTS)).status).toBe(200);
+      expect((await call(user.token, CLIENTS)).status).toBe(403);
+    }
+    expect(await moduleHits()).toBe(before);
+  });
+
+  test('a location added by hand is authenticated by Lua, never by the module', async () => {
+    const { token } = await newKey();
+    expect((await call(token)).status).toBe(200);
+    const before = await moduleHits();
+    expect((await call(null, `${HAND_ADDED}api`)).status).toBe(401);
+    // Passed to the app (which has no route there without the identity headers this location
+    // does not set): the app's own answer, not the gateway's refusal.
+    for (let i = 0; i < 3; i += 1) {
+      const res = await call(token, `${HAND_ADDED}api`);
+      expect(res.status).not.toBe(401);
+      expect(res.headers['x-request-id']).toBeDefined();
+    }
+    expect(await moduleHits()).toBe(before);
+  });
+
+  test.each([
+    ['a header name that is not a token', 'X(A): b\r\n', 400],
+    ['a control byte in a value', 'X-A: b\x01c\r\n', 400],
+    ['a line without a colon', 'XA\r\n', 400],
+    ['more than 100 header lines', 'X-N: 1\r\n'.repeat(101), 431],
+  ])('a seen key with %s: refused by Lua as always', async (_, extra, status) => {
+    const { token } = await newKey();
+    expect((await call(token)).status).toBe(200);
+    const before = await moduleHits();
+    expect(await raw(token, extra)).toBe(status);
+    expect(await moduleHits()).toBe(before);
+  });
+
+  test('a seen key over HTTP/1.0 is the module’s, an empty header value and HTTP/2 are Lua’s (and pass)', async () => {
+    const { token } = await newKey();
+    expect((await call(token)).status).toBe(200);
+    let before = await moduleHits();
+    expect(await raw(token, '', 'HTTP/1.0')).toBe(200);
+    expect(await moduleHits()).toBe(before + 1);
+    before = await moduleHits();
+    expect(await raw(token, 'X-Empty:\r\n')).toBe(200);
+    const answer = await h2(await target(), {
+      ':method': 'GET',
+      ':path': '/api',
+      ':authority': gw.fqdn,
+      authorization: `apk ${token}`,
+    });
+    expect(answer).toMatchObject({ kind: 'http', status: 200 });
+    expect(await moduleHits()).toBe(before);
+  });
+});
