@@ -237,6 +237,11 @@ export const MAX_REQUEST_HEADERS = 100;
 export const NGINX_MODULE = {
   directive: 'gateway_hit',
   file: 'ngx_http_gateway_hit_module.so',
+  /**
+   * The module's C function that takes the decision cache's hashing key from the Lua code
+   * (lua/gateway/keying.lua, in the master before the workers fork), so both hash alike.
+   */
+  hmacKeySetter: 'ngx_http_gateway_hit_set_hmac_key',
 } as const;
 
 /**

@@ -27,6 +27,12 @@ const identity = (role: string) => {
   return cString(bare(row.variable));
 };
 
+/** A C identifier, as it is: letters, digits and underscores. */
+export function identifier(value: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(value)) throw new Error(`not a C identifier: ${value}`);
+  return value;
+}
+
 /** A counter's key in the metrics dict, checked against the contract's list. */
 const counter = (key: keyof typeof LUA_COUNTERS) => cString(key);
 
@@ -59,17 +65,21 @@ export function renderCContract(): string {
     '#define GATEWAY_CONTRACT_H',
     '',
     `#define GW_DIRECTIVE ${cString(NGINX_MODULE.directive)}`,
+    `#define GW_HMAC_KEY_SETTER ${identifier(NGINX_MODULE.hmacKeySetter)}`,
     `#define GW_KEYS_DICT ${cString(NGINX_NAMES.keysDict)}`,
+    `#define GW_DECISIONS_DICT ${cString(NGINX_NAMES.decisionsDict)}`,
     `#define GW_REVOCATIONS_DICT ${cString(NGINX_NAMES.revocationsDict)}`,
     `#define GW_LIMITS_DICT ${cString(NGINX_NAMES.limitsDict)}`,
     `#define GW_METRICS_DICT ${cString(NGINX_NAMES.metricsDict)}`,
     `#define GW_API_KEYS_VARIABLE ${cString(bare(TOGGLE_VARIABLES.apiKeys))}`,
     `#define GW_MAX_AGE_VARIABLE ${cString(bare(NGINX_NAMES.maxAgeVariable))}`,
+    `#define GW_DECISION_INPUTS_VARIABLE ${cString(bare(NGINX_NAMES.decisionInputsVariable))}`,
     `#define GW_CLIENT_ID_VARIABLE ${identity('client_id')}`,
     `#define GW_CLIENT_NAME_VARIABLE ${identity('client_name')}`,
     `#define GW_IS_ADMIN_VARIABLE ${identity('is_admin')}`,
     `#define GW_METHOD_VARIABLE ${identity('method')}`,
     `#define GW_KEY_HIT_COUNTER ${counter('key_hit')}`,
+    `#define GW_CACHE_HIT_COUNTER ${counter('cache_hit')}`,
     `#define GW_MODULE_HIT_COUNTER ${counter('module_hit')}`,
     `#define GW_USAGE_ALLOWED_PREFIX ${cString(USAGE_COUNTS.allowedPrefix)}`,
     `#define GW_USAGE_GENERATION_S ${USAGE_COUNTS.generationSeconds}`,

@@ -4,17 +4,21 @@
 #define GATEWAY_CONTRACT_H
 
 #define GW_DIRECTIVE "gateway_hit"
+#define GW_HMAC_KEY_SETTER ngx_http_gateway_hit_set_hmac_key
 #define GW_KEYS_DICT "gateway_keys"
+#define GW_DECISIONS_DICT "gateway_decisions"
 #define GW_REVOCATIONS_DICT "gateway_revocations"
 #define GW_LIMITS_DICT "gateway_limits"
 #define GW_METRICS_DICT "gateway_metrics"
 #define GW_API_KEYS_VARIABLE "api_keys_enabled"
 #define GW_MAX_AGE_VARIABLE "auth_cache_max_age_ms"
+#define GW_DECISION_INPUTS_VARIABLE "gateway_decision_inputs"
 #define GW_CLIENT_ID_VARIABLE "client_id"
 #define GW_CLIENT_NAME_VARIABLE "client_name"
 #define GW_IS_ADMIN_VARIABLE "client_is_admin"
 #define GW_METHOD_VARIABLE "client_auth_method"
 #define GW_KEY_HIT_COUNTER "key_hit"
+#define GW_CACHE_HIT_COUNTER "cache_hit"
 #define GW_MODULE_HIT_COUNTER "module_hit"
 #define GW_USAGE_ALLOWED_PREFIX "u"
 #define GW_USAGE_GENERATION_S 5

@@ -15,6 +15,11 @@
  *   learnt, not past half its life, no rate limit), whose current hash (or rotated-out hash,
  *   within its grace) is the SHA-256 of the secret, and a client not past its expiry.
  *
+ * or, for any other credential (a bearer token above all), a live cached "yes" in the decisions
+ * dict under the same keyed hash the Lua code computes (HMAC-SHA-256 of the credential and
+ * $gateway_decision_inputs, with the key the Lua code hands over in the master), for a client
+ * without a rate limit and not revoked since.
+ *
  * Then it sets the identity variables, counts the request for the client's usage and the hit
  * in the metrics dict, as the Lua code does, and says yes. Anything else, a doubt included,
  * goes to the Lua access code, which decides exactly as before: this code never refuses, so
@@ -95,10 +100,12 @@ ngx_module_t ngx_http_gateway_hit_module = {
     NGX_MODULE_V1_PADDING
 };
 
-enum { V_API_KEYS, V_MAX_AGE, V_CLIENT_ID, V_CLIENT_NAME, V_IS_ADMIN, V_METHOD, V_COUNT };
+enum { V_API_KEYS, V_MAX_AGE, V_INPUTS, V_CLIENT_ID, V_CLIENT_NAME, V_IS_ADMIN, V_METHOD,
+       V_COUNT };
 
 static ngx_str_t var_names[V_COUNT] = {
     ngx_string(GW_API_KEYS_VARIABLE), ngx_string(GW_MAX_AGE_VARIABLE),
+    ngx_string(GW_DECISION_INPUTS_VARIABLE),
     ngx_string(GW_CLIENT_ID_VARIABLE), ngx_string(GW_CLIENT_NAME_VARIABLE),
     ngx_string(GW_IS_ADMIN_VARIABLE), ngx_string(GW_METHOD_VARIABLE),
 };
@@ -108,10 +115,19 @@ static ngx_int_t var_index[V_COUNT];
 static ngx_flag_t used;
 
 /* Found in each worker (lua-nginx-module looks in ngx_cycle, the new cycle only by then). */
-static ngx_shm_zone_t *keys_zone, *revocations_zone, *limits_zone, *metrics_zone;
+static ngx_shm_zone_t *keys_zone, *revocations_zone, *limits_zone, *metrics_zone, *decisions_zone;
+
+/* The decision cache's HMAC key, as SHA-256 states after the inner and the outer padded key
+ * (RFC 2104): set by the Lua code in the master (lua/gateway/keying.lua), new at every start,
+ * inherited by the workers. Never in shared memory. */
+static SHA256_CTX hmac_inner, hmac_outer;
+static ngx_flag_t hmac_ready;
 
 /* RFC 9110's token characters. */
 static u_char token_char[256];
+
+/* A cached decision's fields, in lua/gateway/entry.lua's order (encode/decode). */
+enum { D_CREATED, D_ROW, D_IS_ADMIN, D_METHOD, D_CLIENT_ID, D_CLIENT_NAME, D_LIMIT, D_COUNT };
 
 /* A key record's fields, in lua/gateway/keys.lua's order (encode/decode). */
 enum { F_CREATED, F_KIND, F_EXPIRES_AT, F_PREVIOUS_UNTIL, F_IS_ADMIN, F_CLIENT_ID,
@@ -224,7 +240,34 @@ gateway_hit_init_process(ngx_cycle_t *cycle)
     revocations_zone = find_zone(GW_REVOCATIONS_DICT);
     limits_zone = find_zone(GW_LIMITS_DICT);
     metrics_zone = find_zone(GW_METRICS_DICT);
+    decisions_zone = find_zone(GW_DECISIONS_DICT);
     return NGX_OK;
+}
+
+
+/* Called by the Lua code in the master (init_by_lua) with the decision cache's hashing key. */
+void
+GW_HMAC_KEY_SETTER(const u_char *key, size_t len)
+{
+    u_char pad[64];
+    size_t i;
+
+    if (len > sizeof(pad)) {
+        hmac_ready = 0;
+        return;
+    }
+    for (i = 0; i < sizeof(pad); i++) {
+        pad[i] = (u_char) ((i < len ? key[i] : 0) ^ 0x36);
+    }
+    SHA256_Init(&hmac_inner);
+    SHA256_Update(&hmac_inner, pad, sizeof(pad));
+    for (i = 0; i < sizeof(pad); i++) {
+        pad[i] = (u_char) ((i < len ? key[i] : 0) ^ 0x5c);
+    }
+    SHA256_Init(&hmac_outer);
+    SHA256_Update(&hmac_outer, pad, sizeof(pad));
+    ngx_explicit_memzero(pad, sizeof(pad));
+    hmac_ready = 1;
 }
 
 
@@ -375,15 +418,17 @@ hash_is(u_char *hex, size_t len, const u_char *digest)
 }
 
 
-static ngx_flag_t
-split_record(u_char *value, size_t len, record_t *rec)
+/* Splits a tab-separated value into at most `max` fields (the rest empty); the number found,
+ * or 0 when there are more. */
+static ngx_uint_t
+split_fields(u_char *value, size_t len, record_t *rec, ngx_uint_t max)
 {
     u_char *p = value, *end = value + len;
     ngx_uint_t n = 0;
 
     ngx_memzero(rec, sizeof(record_t));
     for ( ;; ) {
-        if (n == F_COUNT) {
+        if (n == max) {
             return 0;
         }
         rec->data[n] = p;
@@ -393,11 +438,10 @@ split_record(u_char *value, size_t len, record_t *rec)
         rec->len[n] = p - rec->data[n];
         n++;
         if (p == end) {
-            break;
+            return n;
         }
         p++;
     }
-    return n >= F_LIMIT;  /* a record stored before rate limits has no limit field */
 }
 
 
@@ -453,76 +497,108 @@ parse_api_key(ngx_str_t *credential, ngx_str_t *id, u_char **secret)
 }
 
 
-/* 1: a hit, decided and used (variables set, counted); 0: the Lua code decides. */
 static ngx_flag_t
-decide_hit(ngx_http_request_t *r)
+is_boolean(u_char *data, size_t len)
 {
-    ngx_http_variable_value_t *v;
-    ngx_int_t max_age_ms;
-    ngx_str_t id;
-    u_char *secret, valbuf[RECORD_BUFFER], *val = valbuf, digest[SHA256_DIGEST_LENGTH];
-    u_char key[64], *last;
-    size_t vlen = sizeof(valbuf);
+    return (len == 4 && ngx_strncmp(data, "true", 4) == 0)
+           || (len == 5 && ngx_strncmp(data, "false", 5) == 0);
+}
+
+
+/* Reads `key` of a shared dict into `buf` (RECORD_BUFFER bytes): its length, or 0 when it is
+ * absent, not a string, or longer than the buffer (then the Lua code decides). */
+static size_t
+read_string(ngx_shm_zone_t *zone, u_char *key, size_t key_len, u_char *buf)
+{
+    u_char *val = buf;
+    size_t vlen = RECORD_BUFFER;
     int type = 0, flags = 0, stale = 0;
-    double num = 0, created, now, until;
+    double num = 0;
     char *err = NULL;
-    ngx_time_t *tp;
-    record_t rec;
-    SHA256_CTX sha;
 
-    if (r != r->main || keys_zone == NULL || revocations_zone == NULL) {
+    if (ngx_http_lua_ffi_shdict_get(zone, key, key_len, &type, &val, &vlen, &num, &flags, 0,
+                                    &stale, &err) != NGX_OK) {
         return 0;
     }
-    if (r->http_version != NGX_HTTP_VERSION_10 && r->http_version != NGX_HTTP_VERSION_11) {
-        return 0;  /* HTTP/2's headers are checked by Lua */
-    }
-    if (!(r->method & GW_ALLOWED_METHODS) || !clean_header_block(r)) {
-        return 0;
-    }
-    if (r->headers_in.authorization == NULL) {
-        return 0;
-    }
-    v = variable(r, V_API_KEYS);
-    if (v == NULL || v->len != 4 || ngx_strncmp(v->data, "true", 4) != 0) {
-        return 0;
-    }
-    v = variable(r, V_MAX_AGE);
-    max_age_ms = v == NULL ? NGX_ERROR : ngx_atoi(v->data, v->len);
-    if (max_age_ms == NGX_ERROR || max_age_ms <= 0) {
-        return 0;
-    }
-    if (!parse_api_key(&r->headers_in.authorization->value, &id, &secret)) {
-        return 0;
-    }
-
-    if (ngx_http_lua_ffi_shdict_get(keys_zone, id.data, id.len, &type, &val, &vlen, &num, &flags,
-                                    0, &stale, &err) != NGX_OK) {
-        return 0;
-    }
-    if (val != valbuf) {
+    if (val != buf) {
         free(val);  /* larger than the buffer: lua-nginx-module allocated it */
         return 0;
     }
-    if (type != SHDICT_TSTRING || !split_record(val, vlen, &rec)) {
+    return type == SHDICT_TSTRING ? vlen : 0;
+}
+
+
+/* Whether something learnt about client `row` at `created` still holds (lua/gateway/cache.lua's
+ * alive): no revocation of that client, or of everything, at or after that moment. */
+static ngx_flag_t
+alive(u_char *row, size_t len, double created)
+{
+    return marker(row, len) < created && marker((u_char *) "*", 1) < created;
+}
+
+
+/* The identity into the variables, the request into the client's usage and the counters. */
+static ngx_flag_t
+use(ngx_http_request_t *r, record_t *rec, ngx_uint_t f_client_id, ngx_uint_t f_client_name,
+    ngx_uint_t f_is_admin, u_char *method, size_t method_len, u_char *row, size_t row_len,
+    const char *counter)
+{
+    u_char key[64], *last;
+    ngx_str_t row_str = { row_len, row };
+
+    if (!set_variable(r, V_CLIENT_ID, rec->data[f_client_id], rec->len[f_client_id])
+        || !set_variable(r, V_CLIENT_NAME, rec->data[f_client_name], rec->len[f_client_name])
+        || !set_variable(r, V_IS_ADMIN, rec->data[f_is_admin], rec->len[f_is_admin])
+        || !set_variable(r, V_METHOD, method, method_len)) {
+        return 0;
+    }
+    last = ngx_snprintf(key, sizeof(key), GW_USAGE_ALLOWED_PREFIX "%T %V",
+                        ngx_time() / GW_USAGE_GENERATION_S, &row_str);
+    count(limits_zone, key, last - key, GW_USAGE_KEEP_S * 1000L);
+    count(metrics_zone, (u_char *) counter, ngx_strlen(counter), 0);
+    count(metrics_zone, (u_char *) GW_MODULE_HIT_COUNTER, sizeof(GW_MODULE_HIT_COUNTER) - 1, 0);
+    return 1;
+}
+
+
+static double
+now_seconds(void)
+{
+    ngx_time_t *tp = ngx_timeofday();
+
+    return tp->sec + tp->msec / 1000.0;
+}
+
+
+/* An API key against its key record (lua/gateway/keys.lua's verdict "pass"). */
+static ngx_flag_t
+key_record_hit(ngx_http_request_t *r, ngx_str_t *id, u_char *secret, ngx_int_t max_age_ms)
+{
+    u_char buf[RECORD_BUFFER], digest[SHA256_DIGEST_LENGTH];
+    size_t len;
+    double created, now, until;
+    record_t rec;
+    SHA256_CTX sha;
+
+    len = read_string(keys_zone, id->data, id->len, buf);
+    /* a record stored before rate limits has no limit field */
+    if (len == 0 || split_fields(buf, len, &rec, F_COUNT) < F_LIMIT) {
         return 0;
     }
     if (rec.len[F_KIND] != 5 || ngx_strncmp(rec.data[F_KIND], "known", 5) != 0
         || rec.len[F_LIMIT] != 0 || rec.len[F_CLIENT_ID] == 0
-        || !((rec.len[F_IS_ADMIN] == 4 && ngx_strncmp(rec.data[F_IS_ADMIN], "true", 4) == 0)
-             || (rec.len[F_IS_ADMIN] == 5
-                 && ngx_strncmp(rec.data[F_IS_ADMIN], "false", 5) == 0))) {
+        || !is_boolean(rec.data[F_IS_ADMIN], rec.len[F_IS_ADMIN])) {
         return 0;  /* an unknown id, a rate-limited client, or a damaged record: Lua's */
     }
     created = seconds(rec.data[F_CREATED], rec.len[F_CREATED]);
     if (created < 0) {
         return 0;
     }
-    tp = ngx_timeofday();
-    now = tp->sec + tp->msec / 1000.0;
+    now = now_seconds();
     if (now - created >= max_age_ms / 2000.0) {
         return 0;  /* past half its life: Lua passes it and refreshes the record */
     }
-    if (marker(id.data, id.len) >= created || marker((u_char *) "*", 1) >= created) {
+    if (!alive(id->data, id->len, created)) {
         return 0;  /* revoked since it was learnt */
     }
 
@@ -545,21 +621,97 @@ decide_hit(ngx_http_request_t *r)
             return 0;
         }
     }
+    /* The key id is the client's row (lua/gateway/keys.lua). */
+    return use(r, &rec, F_CLIENT_ID, F_CLIENT_NAME, F_IS_ADMIN, (u_char *) "apk", 3, id->data,
+               id->len, GW_KEY_HIT_COUNTER);
+}
 
-    if (!set_variable(r, V_CLIENT_ID, rec.data[F_CLIENT_ID], rec.len[F_CLIENT_ID])
-        || !set_variable(r, V_CLIENT_NAME, rec.data[F_CLIENT_NAME], rec.len[F_CLIENT_NAME])
-        || !set_variable(r, V_IS_ADMIN, rec.data[F_IS_ADMIN], rec.len[F_IS_ADMIN])
-        || !set_variable(r, V_METHOD, (u_char *) "apk", 3)) {
+
+/* Any other credential against the decision cache (lua/gateway/cache.lua's get). */
+static ngx_flag_t
+cached_hit(ngx_http_request_t *r, ngx_str_t *credential)
+{
+    ngx_http_variable_value_t *inputs;
+    u_char buf[RECORD_BUFFER], key[1 + SHA256_DIGEST_LENGTH];
+    size_t len;
+    double created;
+    record_t rec;
+    SHA256_CTX sha;
+
+    if (!hmac_ready || decisions_zone == NULL) {
         return 0;
     }
-    /* The key id is the client's row (lua/gateway/keys.lua). */
-    last = ngx_snprintf(key, sizeof(key), GW_USAGE_ALLOWED_PREFIX "%T %V",
-                        tp->sec / GW_USAGE_GENERATION_S, &id);
-    count(limits_zone, key, last - key, GW_USAGE_KEEP_S * 1000L);
-    count(metrics_zone, (u_char *) GW_KEY_HIT_COUNTER, sizeof(GW_KEY_HIT_COUNTER) - 1, 0);
-    count(metrics_zone, (u_char *) GW_MODULE_HIT_COUNTER,
-          sizeof(GW_MODULE_HIT_COUNTER) - 1, 0);
-    return 1;
+    inputs = variable(r, V_INPUTS);
+    if (inputs == NULL) {
+        return 0;
+    }
+    /* "d" and HMAC-SHA-256(credential NUL inputs), as lua/gateway/keying.lua's key() */
+    key[0] = 'd';
+    sha = hmac_inner;
+    SHA256_Update(&sha, credential->data, credential->len);
+    SHA256_Update(&sha, "", 1);
+    SHA256_Update(&sha, inputs->data, inputs->len);
+    SHA256_Final(key + 1, &sha);
+    sha = hmac_outer;
+    SHA256_Update(&sha, key + 1, SHA256_DIGEST_LENGTH);
+    SHA256_Final(key + 1, &sha);
+
+    len = read_string(decisions_zone, key, sizeof(key), buf);
+    if (len == 0 || split_fields(buf, len, &rec, D_COUNT) < D_LIMIT) {
+        return 0;
+    }
+    if (rec.len[D_ROW] == 0 || rec.len[D_METHOD] == 0 || rec.len[D_LIMIT] != 0
+        || !is_boolean(rec.data[D_IS_ADMIN], rec.len[D_IS_ADMIN])) {
+        return 0;  /* a rate-limited client, or a damaged entry: Lua's */
+    }
+    created = seconds(rec.data[D_CREATED], rec.len[D_CREATED]);
+    if (created < 0 || !alive(rec.data[D_ROW], rec.len[D_ROW], created)) {
+        return 0;
+    }
+    /* Its lifetime (never past a token's exp) is the dict entry's own: an expired one reads as
+     * absent above. */
+    return use(r, &rec, D_CLIENT_ID, D_CLIENT_NAME, D_IS_ADMIN, rec.data[D_METHOD],
+               rec.len[D_METHOD], rec.data[D_ROW], rec.len[D_ROW], GW_CACHE_HIT_COUNTER);
+}
+
+
+/* 1: a hit, decided and used (variables set, counted); 0: the Lua code decides. */
+static ngx_flag_t
+decide_hit(ngx_http_request_t *r)
+{
+    ngx_http_variable_value_t *v;
+    ngx_int_t max_age_ms;
+    ngx_str_t id, *credential;
+    u_char *secret;
+    ngx_flag_t api_keys;
+
+    if (r != r->main || keys_zone == NULL || revocations_zone == NULL) {
+        return 0;
+    }
+    if (r->http_version != NGX_HTTP_VERSION_10 && r->http_version != NGX_HTTP_VERSION_11) {
+        return 0;  /* HTTP/2's headers are checked by Lua */
+    }
+    if (!(r->method & GW_ALLOWED_METHODS) || !clean_header_block(r)) {
+        return 0;
+    }
+    if (r->headers_in.authorization == NULL) {
+        return 0;
+    }
+    credential = &r->headers_in.authorization->value;
+    v = variable(r, V_MAX_AGE);
+    max_age_ms = v == NULL ? NGX_ERROR : ngx_atoi(v->data, v->len);
+    if (max_age_ms == NGX_ERROR || max_age_ms <= 0) {
+        return 0;
+    }
+    v = variable(r, V_API_KEYS);
+    api_keys = v != NULL && v->len == 4 && ngx_strncmp(v->data, "true", 4) == 0;
+    /* As the Lua code: an API key in the issued shape is decided by its key record alone (a
+     * record that does not pass it is Lua's to refuse or ask about), anything else by the
+     * decision cache. */
+    if (api_keys && parse_api_key(credential, &id, &secret)) {
+        return key_record_hit(r, &id, secret, max_age_ms);
+    }
+    return cached_hit(r, credential);
 }
 
 

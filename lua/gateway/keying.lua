@@ -1,6 +1,7 @@
 -- The decision cache's key: a keyed hash (HMAC-SHA-256, gateway.sha256) of the credential and of every setting that shapes the decision. The credential itself is
 -- never stored; the key of the hash lives only in this process's memory and is new at every
 -- start, so a key found in a memory dump of the dict cannot be tested against guesses offline.
+local contract = require("gateway.contract")
 local sha256 = require("gateway.sha256")
 
 local M = {}
@@ -15,6 +16,28 @@ function M.init()
   assert(bytes and #bytes == 32, "could not read 32 random bytes")
   secret = bytes
   sha256.set_hmac_key(bytes)
+  M.share_with_module(bytes)
+end
+
+-- The gateway's nginx module (nginx-module/) finds cached decisions by the same keyed hash: it
+-- gets the key here, in the master, and the workers inherit it. Without the module loaded (a
+-- main nginx.conf without its load_module line) there is nobody to tell: the Lua code alone
+-- decides, as before. Returns whether the module took it.
+function M.share_with_module(bytes)
+  local ffi = require("ffi")
+  local name = contract.module_hmac_key_setter
+  local ok = pcall(ffi.cdef, "void " .. name .. "(const unsigned char *key, size_t len);")
+  if not ok then
+    return false
+  end
+  local found, setter = pcall(function()
+    return ffi.C[name]
+  end)
+  if not found then
+    return false
+  end
+  setter(bytes, #bytes)
+  return true
 end
 
 -- Separator that cannot occur inside an nginx header value or variable taken from config.

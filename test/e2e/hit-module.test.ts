@@ -1,10 +1,13 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CONTROL, NGINX_MODULE } from '../../common/contract.js';
 import { CLIENTS, createClient, uniqueName } from '../support/management.js';
 import { startNativeStack } from '../support/native-stack.js';
+import { startProviderForGateway } from '../support/oidc-gateway-env.js';
+import type { TestOidcProvider } from '../support/oidc-provider.js';
 import { apk } from '../support/sidecar.js';
 import type { Stack } from '../support/stack.js';
 import { callStack } from '../support/stack-http.js';
@@ -18,12 +21,19 @@ import { exchange, type RawTarget } from './hostile/raw-tls.js';
 
 type NativeStack = Stack & { home: string };
 let gw: NativeStack;
+let provider: TestOidcProvider;
+let scratch: string;
+/** The OpenID Connect client ids with an API client of their own. */
+const BEARER_CLIENTS = ['svc-module', 'svc-module-doomed'];
 
 /** A location added by hand to default.conf: it never says `gateway_hit on;`. */
 const HAND_ADDED = '/hand-added/';
 
 beforeAll(async () => {
-  gw = await startNativeStack();
+  scratch = await mkdtemp(join(tmpdir(), 'gw-e2e-module-'));
+  const started = await startProviderForGateway(scratch, BEARER_CLIENTS);
+  provider = started.provider;
+  gw = await startNativeStack({ env: started.env });
   const conf = join(gw.home, 'config/nginx/conf.d/default.conf');
   const text = await readFile(conf, 'utf8');
   // Beside the public server's `location /` (the one that says `gateway_hit on;`; the control
@@ -35,9 +45,19 @@ beforeAll(async () => {
     `${text.slice(0, at)}    location ${HAND_ADDED} {\n        proxy_pass http://gateway_app/;\n    }\n\n${text.slice(at)}`,
   );
   await gw.restart();
+  for (const id of BEARER_CLIENTS) {
+    const res = await callStack(gw, CLIENTS, {
+      method: 'POST',
+      headers: apk(gw.adminKey),
+      json: { name: `${id} client`, is_admin: false, generate_api_key: false, api_client_id: id },
+    });
+    expect(res.status, res.text).toBe(201);
+  }
 }, 240_000);
 afterAll(async () => {
   await gw?.close();
+  await provider?.stop();
+  if (scratch) await rm(scratch, { recursive: true, force: true });
 });
 
 const call = (key: string | null, path = '/api', method = 'GET') =>
@@ -141,6 +161,40 @@ describe('a seen API key in location /', () => {
     const newest = (again.json as { token: string }).token;
     expect((await call(fresh)).status).toBe(401);
     expect((await call(newest)).status).toBe(200);
+  });
+});
+
+describe('a seen bearer token in location /', () => {
+  const bearer = (token: string, path = '/api') =>
+    callStack(gw, path, { headers: { Authorization: `Bearer ${token}` } });
+
+  test("is passed by the module from the decision cache (the Lua code's keyed hash, its key handed over)", async () => {
+    const token = await provider.issueToken('svc-module');
+    expect((await bearer(token)).status).toBe(200); // the first: verified by the sidecar, cached
+    const before = await moduleHits();
+    for (let i = 0; i < 5; i += 1) expect((await bearer(token)).status).toBe(200);
+    expect((await moduleHits()) - before).toBe(5);
+  });
+
+  test('a token one character off is refused (by Lua and the sidecar), with X-jwt-error', async () => {
+    const token = await provider.issueToken('svc-module');
+    expect((await bearer(token)).status).toBe(200);
+    const before = await moduleHits();
+    const forged = await bearer(`${token.slice(0, -2)}${token.endsWith('A') ? 'B' : 'A'}`);
+    expect(forged.status).toBe(401);
+    expect(forged.headers['x-jwt-error']).toBeDefined();
+    expect(await moduleHits()).toBe(before);
+  });
+
+  test('the deletion of its client is honoured on the next request', async () => {
+    const token = await provider.issueToken('svc-module-doomed');
+    for (let i = 0; i < 3; i += 1) expect((await bearer(token)).status).toBe(200);
+    const list = await callStack(gw, CLIENTS, { headers: apk(gw.adminKey) });
+    const doomed = (
+      list.json as { items: { api_key_id: number; api_client_id: string }[] }
+    ).items.find((c) => c.api_client_id === 'svc-module-doomed')!;
+    expect((await call(gw.adminKey, `${CLIENTS}/${doomed.api_key_id}`, 'DELETE')).status).toBe(200);
+    expect((await bearer(token)).status).toBe(401);
   });
 });
 
