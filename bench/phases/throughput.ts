@@ -13,6 +13,8 @@ export interface ThroughputResult {
   baseline: Aggregate;
   apk: Aggregate;
   bearer: Aggregate;
+  /** The baseline with the bearer's header, when the set has it (the bearer row's reference). */
+  bearerBaseline?: Aggregate;
   /** The same gateway with its decision cache off, when the set has it. */
   cacheOff?: Aggregate;
   /** `apk`'s traffic with the flood beside it, and the flood itself, when the set has it. */
@@ -31,7 +33,13 @@ export async function measureThroughput(
   t: TargetSet,
 ): Promise<ThroughputResult> {
   const optional = [t.cacheOff, t.flooded].filter((x): x is Target => x !== undefined);
-  const order: Target[] = [t.baseline, t.apk, t.bearer, ...optional];
+  const order: Target[] = [
+    t.baseline,
+    t.apk,
+    ...(t.bearerBaseline ? [t.bearerBaseline] : []),
+    t.bearer,
+    ...optional,
+  ];
   for (const target of order) {
     const warm = await measure(ctx, target, ctx.options.warmupSeconds, MAX_RATE);
     ctx.say(`  warm-up ${target.name}: ${Math.round(warm.rps)} req/s${floodLine(warm)}`);
@@ -52,6 +60,7 @@ export async function measureThroughput(
     baseline: of(t.baseline),
     apk: of(t.apk),
     bearer: of(t.bearer),
+    ...(t.bearerBaseline ? { bearerBaseline: of(t.bearerBaseline) } : {}),
     ...(t.cacheOff ? { cacheOff: of(t.cacheOff) } : {}),
     ...(t.flooded && flooded
       ? { flooded: of(t.flooded), flood: summariseFlood(flooded.map((r) => r.flood!)) }

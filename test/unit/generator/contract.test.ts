@@ -6,10 +6,16 @@ import {
   DECISION_VARIABLES,
   FORWARDED_TO_SIDECAR,
   IDENTITY_FROM_SIDECAR,
+  NGINX_MODULE,
   REQUIRE_ADMIN_HEADER,
   upstreamHeaderVariable,
 } from '../../../common/contract.js';
-import { C_CONTRACT_PATH, cString, renderCContract } from '../../../generator/c-contract.js';
+import {
+  C_CONTRACT_PATH,
+  cString,
+  identifier,
+  renderCContract,
+} from '../../../generator/c-contract.js';
 import {
   LUA_CONTRACT_PATH,
   luaString,
@@ -97,6 +103,14 @@ describe('the contract the Lua code runs with', () => {
     const expected = renderCContract();
     if (process.env.UPDATE_GOLDEN === '1') writeFileSync(path, expected);
     expect(readFileSync(path, 'utf8')).toBe(expected);
+  });
+
+  test("the module's file is what its nginx build recipe names, and its key setter a C name", () => {
+    const recipe = readFileSync(new URL('../../../nginx-module/config', import.meta.url), 'utf8');
+    const name = /^ngx_module_name=(\S+)$/m.exec(recipe)?.[1];
+    expect(`${name}.so`).toBe(NGINX_MODULE.file);
+    expect(identifier(NGINX_MODULE.hmacKeySetter)).toBe(NGINX_MODULE.hmacKeySetter);
+    expect(() => identifier('not a name')).toThrow('not a C identifier');
   });
 
   test('C string literals: plain printable ASCII only, never escaped', () => {
