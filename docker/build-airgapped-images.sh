@@ -243,10 +243,11 @@ RUN export DEBIAN_FRONTEND=noninteractive \\
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt/* /var/log/dpkg.log \\
  && rm -f /etc/nginx/sites-enabled/default
 EOF
-  podman run --rm "$BASE_NGINX_NODE" nginx -V 2>&1 | tr ' ' '\n' |
-    grep -qx -- '--with-http_auth_request_module' || die "nginx lacks auth_request"
-  podman run --rm "$BASE_NGINX_NODE" nginx -V 2>&1 | tr ' ' '\n' |
-    grep -qx -- '--with-http_ssl_module' || die "nginx lacks ssl"
+  # Whole answer first, then look (a `| grep -q` pipe can end podman with a broken pipe).
+  local flags
+  flags=" $(podman run --rm "$BASE_NGINX_NODE" nginx -V 2>&1 | tr '\n' ' ') "
+  [[ "$flags" == *" --with-http_auth_request_module "* ]] || die "nginx lacks auth_request"
+  [[ "$flags" == *" --with-http_ssl_module "* ]] || die "nginx lacks ssl"
   podman run --rm "$BASE_NGINX_NODE" test -f /usr/lib/nginx/modules/ngx_http_lua_module.so ||
     die "nginx lacks the Lua module"
   record "$BASE_NGINX_NODE" "$(elapsed "$t0")"
@@ -290,8 +291,12 @@ build_base_haproxy() {
     --change 'CMD ["haproxy", "-v"]' \
     "$WORK/haproxy.tar" "$BASE_HAPROXY" >/dev/null
   rm -f "$WORK/haproxy.tar"
-  podman run --rm "$BASE_HAPROXY" haproxy -v | head -n 1 >&2
-  podman run --rm "$BASE_HAPROXY" haproxy -v | grep -q "version ${HAPROXY_MAJOR}\." ||
+  # Read the whole answer before looking at it: `| head -n 1` or `| grep -q` closes the pipe
+  # early, podman's write fails (broken pipe, exit 126) and pipefail stops the set-up.
+  local version
+  version="$(podman run --rm "$BASE_HAPROXY" haproxy -v)"
+  printf '%s\n' "${version%%$'\n'*}" >&2
+  [[ "$version" == *"version ${HAPROXY_MAJOR}."* ]] ||
     die "${BASE_HAPROXY} does not hold HAProxy ${HAPROXY_MAJOR}"
   record "$BASE_HAPROXY" "$(elapsed "$t0")"
 }

@@ -62,6 +62,19 @@ typedef struct {
     ngx_flag_t enabled;
 } gateway_hit_loc_conf_t;
 
+enum { V_API_KEYS, V_MAX_AGE, V_INPUTS, V_CLIENT_ID, V_CLIENT_NAME, V_IS_ADMIN, V_METHOD,
+       V_COUNT };
+
+/* Per configuration, not in statics: a worker respawned for the running configuration after a
+ * reload failed must not see the indexes of the configuration that failed. */
+typedef struct {
+    /* whether any location said `gateway_hit on;`: without one no variable is looked up, so a
+     * configuration that does not use the module needs none of them */
+    ngx_flag_t used;
+    ngx_int_t var_index[V_COUNT];
+} gateway_hit_main_conf_t;
+
+static void *gateway_hit_create_main_conf(ngx_conf_t *cf);
 static ngx_int_t gateway_hit_postconfiguration(ngx_conf_t *cf);
 static ngx_int_t gateway_hit_init_module(ngx_cycle_t *cycle);
 static ngx_int_t gateway_hit_init_process(ngx_cycle_t *cycle);
@@ -82,7 +95,8 @@ static ngx_command_t gateway_hit_commands[] = {
 static ngx_http_module_t gateway_hit_ctx = {
     NULL,                           /* preconfiguration */
     gateway_hit_postconfiguration,  /* postconfiguration */
-    NULL, NULL,                     /* main conf */
+    gateway_hit_create_main_conf,
+    NULL,                           /* init main conf */
     NULL, NULL,                     /* server conf */
     gateway_hit_create_loc_conf,
     gateway_hit_merge_loc_conf
@@ -100,19 +114,12 @@ ngx_module_t ngx_http_gateway_hit_module = {
     NGX_MODULE_V1_PADDING
 };
 
-enum { V_API_KEYS, V_MAX_AGE, V_INPUTS, V_CLIENT_ID, V_CLIENT_NAME, V_IS_ADMIN, V_METHOD,
-       V_COUNT };
-
 static ngx_str_t var_names[V_COUNT] = {
     ngx_string(GW_API_KEYS_VARIABLE), ngx_string(GW_MAX_AGE_VARIABLE),
     ngx_string(GW_DECISION_INPUTS_VARIABLE),
     ngx_string(GW_CLIENT_ID_VARIABLE), ngx_string(GW_CLIENT_NAME_VARIABLE),
     ngx_string(GW_IS_ADMIN_VARIABLE), ngx_string(GW_METHOD_VARIABLE),
 };
-static ngx_int_t var_index[V_COUNT];
-/* Whether any location said `gateway_hit on;`: without one no variable is looked up, so a
- * configuration that does not use the module needs none of the variables above. */
-static ngx_flag_t used;
 
 /* Found in each worker (lua-nginx-module looks in ngx_cycle, the new cycle only by then). */
 static ngx_shm_zone_t *keys_zone, *revocations_zone, *limits_zone, *metrics_zone, *decisions_zone;
@@ -158,12 +165,21 @@ static char *
 gateway_hit_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
 {
     gateway_hit_loc_conf_t *conf = child;
+    gateway_hit_main_conf_t *mcf;
 
     ngx_conf_init_value(conf->enabled, 0);
     if (conf->enabled) {
-        used = 1;
+        mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_gateway_hit_module);
+        mcf->used = 1;
     }
     return NGX_CONF_OK;
+}
+
+
+static void *
+gateway_hit_create_main_conf(ngx_conf_t *cf)
+{
+    return ngx_pcalloc(cf->pool, sizeof(gateway_hit_main_conf_t));
 }
 
 
@@ -172,6 +188,8 @@ gateway_hit_postconfiguration(ngx_conf_t *cf)
 {
     ngx_uint_t i;
     const char *extra = "!#$%&'*+-.^_`|~";
+    gateway_hit_main_conf_t *mcf =
+        ngx_http_conf_get_module_main_conf(cf, ngx_http_gateway_hit_module);
 
     for (i = 0; i < 256; i++) {
         token_char[i] = (i >= '0' && i <= '9') || (i >= 'a' && i <= 'z')
@@ -180,12 +198,12 @@ gateway_hit_postconfiguration(ngx_conf_t *cf)
     for (; *extra; extra++) {
         token_char[(u_char) *extra] = 1;
     }
-    if (!used) {
+    if (!mcf->used) {
         return NGX_OK;
     }
     for (i = 0; i < V_COUNT; i++) {
-        var_index[i] = ngx_http_get_variable_index(cf, &var_names[i]);
-        if (var_index[i] == NGX_ERROR) {
+        mcf->var_index[i] = ngx_http_get_variable_index(cf, &var_names[i]);
+        if (mcf->var_index[i] == NGX_ERROR) {
             return NGX_ERROR;
         }
     }
@@ -200,10 +218,12 @@ gateway_hit_init_module(ngx_cycle_t *cycle)
 {
     ngx_uint_t i, wrapped = 0;
     ngx_http_core_main_conf_t *cmcf;
+    gateway_hit_main_conf_t *mcf;
     ngx_http_phase_handler_t *ph;
 
     cmcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_core_module);
-    if (cmcf == NULL || !used) {
+    mcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_gateway_hit_module);
+    if (cmcf == NULL || mcf == NULL || !mcf->used) {
         return NGX_OK;
     }
     ph = cmcf->phase_engine.handlers;
@@ -233,7 +253,10 @@ find_zone(const char *name)
 static ngx_int_t
 gateway_hit_init_process(ngx_cycle_t *cycle)
 {
-    if (!used) {
+    gateway_hit_main_conf_t *mcf =
+        ngx_http_cycle_get_module_main_conf(cycle, ngx_http_gateway_hit_module);
+
+    if (mcf == NULL || !mcf->used) {
         return NGX_OK;
     }
     keys_zone = find_zone(GW_KEYS_DICT);
@@ -338,10 +361,19 @@ clean_header_block(ngx_http_request_t *r)
 }
 
 
+static ngx_int_t
+index_of(ngx_http_request_t *r, ngx_uint_t which)
+{
+    gateway_hit_main_conf_t *mcf = ngx_http_get_module_main_conf(r, ngx_http_gateway_hit_module);
+
+    return mcf->var_index[which];
+}
+
+
 static ngx_http_variable_value_t *
 variable(ngx_http_request_t *r, ngx_uint_t which)
 {
-    ngx_http_variable_value_t *v = ngx_http_get_indexed_variable(r, var_index[which]);
+    ngx_http_variable_value_t *v = ngx_http_get_indexed_variable(r, index_of(r, which));
 
     return (v == NULL || v->not_found) ? NULL : v;
 }
@@ -350,7 +382,7 @@ variable(ngx_http_request_t *r, ngx_uint_t which)
 static ngx_flag_t
 set_variable(ngx_http_request_t *r, ngx_uint_t which, u_char *data, size_t len)
 {
-    ngx_http_variable_value_t *v = &r->variables[var_index[which]];
+    ngx_http_variable_value_t *v = &r->variables[index_of(r, which)];
     u_char *copy = ngx_pnalloc(r->pool, len ? len : 1);
 
     if (copy == NULL) {
