@@ -8,6 +8,9 @@ import type { BenchStack } from '../stack/setup.js';
 import { runWrk, type WrkResult } from '../wrk/run.js';
 import { alongsideFlood, type Flood, type FloodRun } from './flood.js';
 
+/** What the memory phase's own samples are called (its figure's growth is measured over them). */
+export const MEMORY_LOAD = 'memory load';
+
 export interface MemorySample {
   /** Authenticated requests gateway A had answered when the sample was taken. */
   requests: number;

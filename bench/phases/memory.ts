@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ROTATE_CREDENTIALS } from '../wrk/lua.js';
 import { type Aggregate, aggregate } from './aggregate.js';
-import { type MeasuredRun, measure, type PhaseContext, targets } from './context.js';
+import { MEMORY_LOAD, type MeasuredRun, measure, type PhaseContext, targets } from './context.js';
 
 export interface MemoryResult {
   /** Authenticated requests gateway A answered over the whole run when RSS was last sampled. */
@@ -48,7 +48,7 @@ export async function measureMemory(
       keysFile,
     ]);
     runs.push(run);
-    await ctx.sampleMemory('memory load');
+    await ctx.sampleMemory(MEMORY_LOAD);
     const last = ctx.memory.at(-1)!;
     ctx.say(
       `  ${requestsSoFar()} requests: sidecar A ${last.sidecarA?.toFixed(1)} MB (${Math.round(run.rps)} req/s)`,

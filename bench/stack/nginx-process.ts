@@ -13,7 +13,16 @@ export interface NginxProcess {
 
 /** Starts `nginx` with these arguments (`daemon off;` comes from the main nginx.conf). */
 export function spawnNginx(nginx: string, args: string[]): NginxProcess {
-  const child = spawn(nginx, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(nginx, args, {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    // Its own session, as the native runner starts the gateway's nginx (native/child.ts): with
+    // the kernel's autogroup scheduling (on by default) each session is scheduled as one group,
+    // so a baseline left in the bench's session shared wrk's group while the gateway it is
+    // compared with had its own, and at maximum rate only the gateway waited for the group's
+    // turn: p99 4 against 16-37 ms on the same configuration (docs/decisions/
+    // 20261126-bench-autogroups.md). The bench stops these itself (Cleanup), signals or not.
+    detached: true,
+  });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => {
     stderr += d.toString('utf8');
