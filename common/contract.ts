@@ -124,6 +124,17 @@ export const RATE_LIMIT_HEADERS = {
   policyName: 'client',
 } as const;
 
+/**
+ * A rate limit's windows in nginx's limits dict: `<prefix><row> <per> <index>` counts the
+ * allowed requests of client `row` in window `index` (the Unix time divided by `per`, rounded
+ * down). The Lua code and the nginx module count in the same keys; a limit longer than
+ * `maxPerSeconds` is not one (lua/gateway/ratelimit.lua).
+ */
+export const RATE_LIMIT_WINDOWS = {
+  prefix: 'l',
+  maxPerSeconds: 86_400,
+} as const;
+
 /** Refusal details the sidecar answers on 401/403, relayed to the caller. */
 export const REFUSAL_FROM_SIDECAR = {
   challenge: 'WWW-Authenticate',

@@ -12,13 +12,17 @@
  *   and a value without control bytes (at most GW_MAX_HEADERS lines), API keys on, the cache
  *   on, `Authorization: apk <id>.<secret>` in the issued shape, a live "known" key record for
  *   <id> in the keys dict (no revocation marker of that client or of everything since it was
- *   learnt, not past half its life, no rate limit), whose current hash (or rotated-out hash,
- *   within its grace) is the SHA-256 of the secret, and a client not past its expiry.
+ *   learnt, not past half its life), whose current hash (or rotated-out hash, within its
+ *   grace) is the SHA-256 of the secret, and a client not past its expiry;
  *
  * or, for any other credential (a bearer token above all), a live cached "yes" in the decisions
  * dict under the same keyed hash the Lua code computes (HMAC-SHA-256 of the credential and
  * $gateway_decision_inputs, with the key the Lua code hands over in the master), for a client
- * without a rate limit and not revoked since.
+ * not revoked since;
+ *
+ * and, for a client with a rate limit, a request that fits in it: counted in the same window
+ * as the Lua code counts, with the same RateLimit headers. One that does not fit is not
+ * counted and goes to Lua, which answers 429 with Retry-After.
  *
  * Then it sets the identity variables, counts the request for the client's usage and the hit
  * in the metrics dict, as the Lua code does, and says yes. Anything else, a doubt included,
@@ -38,6 +42,7 @@
  * their provider tables on every call, 4.5 µs per request here (perf), more than the hash. */
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/sha.h>
+#include <math.h>
 
 #include "gateway_contract.h"
 
@@ -569,19 +574,200 @@ alive(u_char *row, size_t len, double created)
 }
 
 
-/* The identity into the variables, the request into the client's usage and the counters. */
+/* ngx.now(): the cached time of this event loop turn, to the millisecond. */
+static double
+now_seconds(void)
+{
+    ngx_time_t *tp = ngx_timeofday();
+
+    return tp->sec + tp->msec / 1000.0;
+}
+
+
+/* A client's rate limit, "<requests> <per_seconds>", as lua/gateway/ratelimit.lua's parse
+ * reads it: 1-10 digits, a space, 1-5 digits, neither starting with 0, at most a day. */
+static ngx_flag_t
+parse_limit(u_char *p, size_t len, ngx_int_t *requests, ngx_int_t *per)
+{
+    u_char *end = p + len, *start = p;
+
+    if (p == end || *p < '1' || *p > '9') {
+        return 0;
+    }
+    while (p < end && *p >= '0' && *p <= '9') {
+        p++;
+    }
+    if (p - start > 10 || p == end || *p != ' ') {
+        return 0;
+    }
+    *requests = ngx_atoi(start, p - start);
+    start = ++p;
+    if (p == end || *p < '1' || *p > '9') {
+        return 0;
+    }
+    while (p < end && *p >= '0' && *p <= '9') {
+        p++;
+    }
+    if (p != end || p - start > 5) {
+        return 0;
+    }
+    *per = ngx_atoi(start, p - start);
+    return *requests != NGX_ERROR && *per != NGX_ERROR && *per <= GW_RATE_LIMIT_MAX_PER;
+}
+
+
+/* A request counted in a rate limit's window, and what its answer's headers will say. */
+typedef struct {
+    u_char key[96];
+    size_t key_len;
+    ngx_int_t requests, per;
+    long remaining, reset;
+} admission_t;
+
+
+/* Adds `by` to a number in the limits dict (created at 0 with `ttl_ms` to live): its new value,
+ * or -1 when it cannot be counted (no room, not a number). */
+static double
+add(u_char *key, size_t len, double by, long ttl_ms)
+{
+    char *err = NULL;
+    int forcible = 0;
+
+    if (ngx_http_lua_ffi_shdict_incr(limits_zone, key, len, &by, &err, 1, 0, ttl_ms, &forcible)
+        != NGX_OK) {
+        return -1;
+    }
+    return by;
+}
+
+
+/* lua/gateway/ratelimit.lua's admit, for a request the module would pass: 1 when it fits in
+ * the sliding window (counted); 0 when it does not, or when anything cannot be told (then it
+ * is not counted, and the Lua code decides: it counts it itself, or answers 429). */
+static ngx_flag_t
+admit(u_char *row, size_t row_len, u_char *limit, size_t limit_len, admission_t *a)
+{
+    int type = 0, flags = 0, stale = 0;
+    u_char *buf = NULL, key[96], *last;
+    size_t blen = 0;
+    double now, elapsed, current, previous = 0, estimate;
+    long index;
+    char *err = NULL;
+
+    if (limits_zone == NULL || !parse_limit(limit, limit_len, &a->requests, &a->per)) {
+        return 0;
+    }
+    now = now_seconds();
+    index = (long) floor(now / a->per);
+    elapsed = now - (double) index * a->per;
+    last = ngx_snprintf(a->key, sizeof(a->key), GW_RATE_LIMIT_PREFIX "%*s %i %l", row_len, row,
+                        a->per, index);
+    a->key_len = last - a->key;
+    /* Windows live two periods: the next one still weighs this one. */
+    current = add(a->key, a->key_len, 1, 2000L * a->per);
+    if (current < 0) {
+        return 0;
+    }
+    last = ngx_snprintf(key, sizeof(key), GW_RATE_LIMIT_PREFIX "%*s %i %l", row_len, row,
+                        a->per, index - 1);
+    if (ngx_http_lua_ffi_shdict_get(limits_zone, key, last - key, &type, &buf, &blen, &previous,
+                                    &flags, 0, &stale, &err) != NGX_OK
+        || (type != SHDICT_TNIL && type != SHDICT_TNUMBER)) {
+        add(a->key, a->key_len, -1, 0);
+        return 0;
+    }
+    if (type == SHDICT_TNIL) {
+        previous = 0;
+    }
+    estimate = previous * (1 - elapsed / a->per) + current;
+    if (estimate > a->requests) {
+        add(a->key, a->key_len, -1, 0);  /* not counted: Lua counts it again, or refuses it */
+        return 0;
+    }
+    a->remaining = (long) floor(a->requests - estimate);
+    a->reset = (long) ceil(a->per - elapsed);
+    if (a->reset < 1) {
+        a->reset = 1;
+    }
+    return 1;
+}
+
+
+/* A response header, as the Lua code's ngx.header sets one in the access phase; NULL when
+ * there is no memory for it. */
+static ngx_table_elt_t *
+add_header(ngx_http_request_t *r, const char *name, u_char *value, size_t len)
+{
+    ngx_table_elt_t *h = ngx_list_push(&r->headers_out.headers);
+
+    if (h == NULL) {
+        return NULL;
+    }
+    h->value.data = ngx_pnalloc(r->pool, len);
+    if (h->value.data == NULL) {
+        h->hash = 0;  /* an entry whose hash is 0 is not sent */
+        return NULL;
+    }
+    ngx_memcpy(h->value.data, value, len);
+    h->value.len = len;
+    h->key.data = (u_char *) name;
+    h->key.len = ngx_strlen(name);
+    h->lowcase_key = NULL;
+#if defined(nginx_version) && nginx_version >= 1023000
+    h->next = NULL;
+#endif
+    h->hash = 1;
+    return h;
+}
+
+
+/* The RateLimit-Policy and RateLimit headers of an admitted request (lua/gateway/ratelimit.lua
+ * sets the same). */
+static ngx_flag_t
+announce(ngx_http_request_t *r, admission_t *a)
+{
+    u_char value[128], *last;
+    ngx_table_elt_t *policy;
+
+    last = ngx_snprintf(value, sizeof(value), "\"" GW_RATE_LIMIT_POLICY_NAME "\";q=%i;w=%i",
+                        a->requests, a->per);
+    policy = add_header(r, GW_RATE_LIMIT_POLICY_HEADER, value, last - value);
+    if (policy == NULL) {
+        return 0;
+    }
+    last = ngx_snprintf(value, sizeof(value), "\"" GW_RATE_LIMIT_POLICY_NAME "\";r=%l;t=%l",
+                        a->remaining, a->reset);
+    if (add_header(r, GW_RATE_LIMIT_STATE_HEADER, value, last - value) == NULL) {
+        policy->hash = 0;
+        return 0;
+    }
+    return 1;
+}
+
+
+/* The request into the client's rate limit if it has one (0: it does not fit, Lua's), the
+ * identity into the variables, the request into the client's usage and the counters. */
 static ngx_flag_t
 use(ngx_http_request_t *r, record_t *rec, ngx_uint_t f_client_id, ngx_uint_t f_client_name,
-    ngx_uint_t f_is_admin, u_char *method, size_t method_len, u_char *row, size_t row_len,
-    const char *counter)
+    ngx_uint_t f_is_admin, ngx_uint_t f_limit, u_char *method, size_t method_len, u_char *row,
+    size_t row_len, const char *counter)
 {
     u_char key[64], *last;
     ngx_str_t row_str = { row_len, row };
+    ngx_flag_t limited = rec->len[f_limit] != 0;
+    admission_t a;
 
+    if (limited && !admit(row, row_len, rec->data[f_limit], rec->len[f_limit], &a)) {
+        return 0;
+    }
     if (!set_variable(r, V_CLIENT_ID, rec->data[f_client_id], rec->len[f_client_id])
         || !set_variable(r, V_CLIENT_NAME, rec->data[f_client_name], rec->len[f_client_name])
         || !set_variable(r, V_IS_ADMIN, rec->data[f_is_admin], rec->len[f_is_admin])
-        || !set_variable(r, V_METHOD, method, method_len)) {
+        || !set_variable(r, V_METHOD, method, method_len)
+        || (limited && !announce(r, &a))) {
+        if (limited) {
+            add(a.key, a.key_len, -1, 0);  /* Lua counts it when it passes it */
+        }
         return 0;
     }
     last = ngx_snprintf(key, sizeof(key), GW_USAGE_ALLOWED_PREFIX "%T %V",
@@ -590,15 +776,6 @@ use(ngx_http_request_t *r, record_t *rec, ngx_uint_t f_client_id, ngx_uint_t f_c
     count(metrics_zone, (u_char *) counter, ngx_strlen(counter), 0);
     count(metrics_zone, (u_char *) GW_MODULE_HIT_COUNTER, sizeof(GW_MODULE_HIT_COUNTER) - 1, 0);
     return 1;
-}
-
-
-static double
-now_seconds(void)
-{
-    ngx_time_t *tp = ngx_timeofday();
-
-    return tp->sec + tp->msec / 1000.0;
 }
 
 
@@ -618,9 +795,8 @@ key_record_hit(ngx_http_request_t *r, ngx_str_t *id, u_char *secret, ngx_int_t m
         return 0;
     }
     if (rec.len[F_KIND] != 5 || ngx_strncmp(rec.data[F_KIND], "known", 5) != 0
-        || rec.len[F_LIMIT] != 0 || rec.len[F_CLIENT_ID] == 0
-        || !is_boolean(rec.data[F_IS_ADMIN], rec.len[F_IS_ADMIN])) {
-        return 0;  /* an unknown id, a rate-limited client, or a damaged record: Lua's */
+        || rec.len[F_CLIENT_ID] == 0 || !is_boolean(rec.data[F_IS_ADMIN], rec.len[F_IS_ADMIN])) {
+        return 0;  /* an unknown id, or a damaged record: Lua's */
     }
     created = seconds(rec.data[F_CREATED], rec.len[F_CREATED]);
     if (created < 0) {
@@ -654,8 +830,8 @@ key_record_hit(ngx_http_request_t *r, ngx_str_t *id, u_char *secret, ngx_int_t m
         }
     }
     /* The key id is the client's row (lua/gateway/keys.lua). */
-    return use(r, &rec, F_CLIENT_ID, F_CLIENT_NAME, F_IS_ADMIN, (u_char *) "apk", 3, id->data,
-               id->len, GW_KEY_HIT_COUNTER);
+    return use(r, &rec, F_CLIENT_ID, F_CLIENT_NAME, F_IS_ADMIN, F_LIMIT, (u_char *) "apk", 3,
+               id->data, id->len, GW_KEY_HIT_COUNTER);
 }
 
 
@@ -692,9 +868,9 @@ cached_hit(ngx_http_request_t *r, ngx_str_t *credential)
     if (len == 0 || split_fields(buf, len, &rec, D_COUNT) < D_LIMIT) {
         return 0;
     }
-    if (rec.len[D_ROW] == 0 || rec.len[D_METHOD] == 0 || rec.len[D_LIMIT] != 0
+    if (rec.len[D_ROW] == 0 || rec.len[D_METHOD] == 0
         || !is_boolean(rec.data[D_IS_ADMIN], rec.len[D_IS_ADMIN])) {
-        return 0;  /* a rate-limited client, or a damaged entry: Lua's */
+        return 0;  /* a damaged entry: Lua's */
     }
     created = seconds(rec.data[D_CREATED], rec.len[D_CREATED]);
     if (created < 0 || !alive(rec.data[D_ROW], rec.len[D_ROW], created)) {
@@ -702,7 +878,7 @@ cached_hit(ngx_http_request_t *r, ngx_str_t *credential)
     }
     /* Its lifetime (never past a token's exp) is the dict entry's own: an expired one reads as
      * absent above. */
-    return use(r, &rec, D_CLIENT_ID, D_CLIENT_NAME, D_IS_ADMIN, rec.data[D_METHOD],
+    return use(r, &rec, D_CLIENT_ID, D_CLIENT_NAME, D_IS_ADMIN, D_LIMIT, rec.data[D_METHOD],
                rec.len[D_METHOD], rec.data[D_ROW], rec.len[D_ROW], GW_CACHE_HIT_COUNTER);
 }
 

@@ -63,6 +63,10 @@ return {
     state = "RateLimit",
     policy_name = "client",
   },
+  rate_limit_windows = {
+    prefix = "l",
+    max_per_s = 86400,
+  },
   refusal_headers = { "WWW-Authenticate", "X-jwt-error" },
   console = {
     enabled_variable = "console_enabled",

@@ -13,6 +13,9 @@ local M = {}
 
 local dict = ngx.shared[contract.dicts.limits] or ngx.shared[contract.dicts.budgets]
 local H = contract.rate_limit_headers
+-- The nginx module counts the limited requests it passes under the same keys.
+local WINDOW_PREFIX = contract.rate_limit_windows.prefix
+local MAX_PER_S = contract.rate_limit_windows.max_per_s
 local POLICY_NAME = '"' .. H.policy_name .. '"'
 local answer = contract.answers.rate_limited
 local floor, ceil, max = math.floor, math.ceil, math.max
@@ -35,7 +38,7 @@ function M.parse(text)
   end
   local requests, per = text:match("^([1-9]%d?%d?%d?%d?%d?%d?%d?%d?%d?) ([1-9]%d?%d?%d?%d?)$")
   requests, per = tonumber(requests), tonumber(per)
-  if not requests or not per or per > 86400 then
+  if not requests or not per or per > MAX_PER_S then
     return nil
   end
   found = {
@@ -72,7 +75,7 @@ function M.retry_after(requests, per, previous, current, elapsed)
 end
 
 local function window_key(row, per, index)
-  return "l" .. row .. " " .. per .. " " .. index
+  return WINDOW_PREFIX .. row .. " " .. per .. " " .. index
 end
 
 -- A request of client `row` under `limit` (from M.parse): counted and let through with the

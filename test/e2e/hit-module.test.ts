@@ -24,7 +24,9 @@ let gw: NativeStack;
 let provider: TestOidcProvider;
 let scratch: string;
 /** The OpenID Connect client ids with an API client of their own. */
-const BEARER_CLIENTS = ['svc-module', 'svc-module-doomed'];
+const BEARER_CLIENTS = ['svc-module', 'svc-module-doomed', 'svc-module-limited'];
+/** A limit long enough that a test's requests all fall in one window (see inOneWindow). */
+const HOUR_LIMIT = (requests: number) => ({ requests, per_seconds: 3600 });
 
 /** A location added by hand to default.conf: it never says `gateway_hit on;`. */
 const HAND_ADDED = '/hand-added/';
@@ -49,7 +51,13 @@ beforeAll(async () => {
     const res = await callStack(gw, CLIENTS, {
       method: 'POST',
       headers: apk(gw.adminKey),
-      json: { name: `${id} client`, is_admin: false, generate_api_key: false, api_client_id: id },
+      json: {
+        name: `${id} client`,
+        is_admin: false,
+        generate_api_key: false,
+        api_client_id: id,
+        ...(id.endsWith('-limited') ? { rate_limit: HOUR_LIMIT(3) } : {}),
+      },
     });
     expect(res.status, res.text).toBe(201);
   }
@@ -63,11 +71,19 @@ afterAll(async () => {
 const call = (key: string | null, path = '/api', method = 'GET') =>
   callStack(gw, path, { method, headers: key === null ? {} : apk(key) });
 
-async function newKey(admin = false): Promise<{ id: number; token: string }> {
+async function newKey(
+  admin = false,
+  rateLimit?: { requests: number; per_seconds: number },
+): Promise<{ id: number; token: string }> {
   return createClient(
     gw.baseUrl,
     gw.adminKey,
-    { name: uniqueName('module'), is_admin: admin, generate_api_key: true },
+    {
+      name: uniqueName('module'),
+      is_admin: admin,
+      generate_api_key: true,
+      ...(rateLimit ? { rate_limit: rateLimit } : {}),
+    },
     { ...(await gw.tls()), connectTo: '127.0.0.1' },
   );
 }
@@ -195,6 +211,61 @@ describe('a seen bearer token in location /', () => {
     ).items.find((c) => c.api_client_id === 'svc-module-doomed')!;
     expect((await call(gw.adminKey, `${CLIENTS}/${doomed.api_key_id}`, 'DELETE')).status).toBe(200);
     expect((await bearer(token)).status).toBe(401);
+  });
+});
+
+/**
+ * Rate-limit windows are whole hours of Unix time here: a test that starts in the last 20 s of
+ * one waits for the next, so that the previous window's weight never enters its counts.
+ */
+async function inOneWindow(): Promise<void> {
+  const into = Date.now() % 3_600_000;
+  if (into > 3_580_000) await new Promise((r) => setTimeout(r, 3_600_000 - into + 50));
+}
+
+const remaining = (res: { headers: Record<string, unknown> }) =>
+  /^"client";r=(\d+);t=[1-9][0-9]*$/.exec(String(res.headers.ratelimit))?.[1];
+
+describe('a client with a rate limit', () => {
+  test('a seen key within its limit is passed by the module with the draft headers; past it, Lua answers 429 and the module counted nothing twice', async () => {
+    const { token } = await newKey(false, HOUR_LIMIT(6));
+    await inOneWindow();
+    const first = await call(token); // a miss: Lua asks, learns the record, counts it
+    expect(first.status).toBe(200);
+    expect(remaining(first)).toBe('5');
+    const before = await moduleHits();
+    const left: (string | undefined)[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      const res = await call(token);
+      expect(res.status).toBe(200);
+      expect(res.headers['ratelimit-policy']).toBe('"client";q=6;w=3600');
+      left.push(remaining(res));
+    }
+    expect(left).toEqual(['4', '3', '2', '1', '0']);
+    expect((await moduleHits()) - before).toBe(5);
+    // The seventh does not fit: the module leaves it uncounted, and Lua refuses it.
+    const refused = await call(token);
+    expect(refused.status).toBe(429);
+    expect(refused.json).toEqual({ errors: [expect.objectContaining({ code: 'RATE_LIMITED' })] });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(remaining(refused)).toBe('0');
+    expect((await moduleHits()) - before).toBe(5);
+  });
+
+  test('a seen bearer token of a limited client: the same from the decision cache', async () => {
+    const token = await provider.issueToken('svc-module-limited');
+    await inOneWindow();
+    const bearer = () => callStack(gw, '/api', { headers: { Authorization: `Bearer ${token}` } });
+    expect((await bearer()).status).toBe(200); // verified by the sidecar, cached; counted
+    const before = await moduleHits();
+    const second = await bearer();
+    const third = await bearer();
+    expect([second.status, third.status]).toEqual([200, 200]);
+    expect([remaining(second), remaining(third)]).toEqual(['1', '0']);
+    expect(third.headers['ratelimit-policy']).toBe('"client";q=3;w=3600');
+    expect((await moduleHits()) - before).toBe(2);
+    expect((await bearer()).status).toBe(429);
+    expect((await moduleHits()) - before).toBe(2);
   });
 });
 
