@@ -34,6 +34,14 @@ const POLLERS = 2;
 const PROBE_PATH = `${NGINX_NAMES.reservedPaths.find((p) => p.match === '^~')!.path}revocation-probe`;
 /** The probe's answer while the key is accepted. */
 const ACCEPTED = 404;
+/**
+ * A revoked key's answers: 401, and 429 once the refusals spent its key id's failure budget
+ * (20 a minute). Pollers on pair B can see more than 20 before the bench has read DELETE's
+ * answer (B learns through LISTEN/NOTIFY, the bench's event loop runs four pollers back to
+ * back): counting only 401 as refused, those polls then never met CONFIRM and gave up after
+ * GIVE_UP_MS (2026-11-26: "B worst 5008.9 ms", 20 × 429).
+ */
+const REFUSED = new Set([401, 429]);
 
 export interface RevocationResult {
   deletes: number;
@@ -47,7 +55,7 @@ export interface RevocationResult {
    * answers; B's learns of it through LISTEN/NOTIFY and pushes it to its nginx.
    */
   byPair: Record<string, { worstMs: number; p50Ms: number; acceptedAfterDelete: number }>;
-  /** Unexpected answers (neither the probe's 404 nor 401), or deletes that failed. */
+  /** Unexpected answers (neither the probe's 404 nor a refusal), or deletes that failed. */
   failures: number;
   /** What the failures were, by kind ("status 503 after DELETE", ...). */
   failureKinds: Record<string, number>;
@@ -156,7 +164,7 @@ async function revokeOne(ctx: PhaseContext, admin: Client, key: CreatedKey) {
         answer = { status: 0, text: '', sentAt: now, endAt: now, ms: 0 };
       }
       p.polls.push({ sentAt: answer.sentAt, status: answer.status });
-      if (answer.status !== ACCEPTED && answer.status !== 401 && answer.status !== 0) {
+      if (answer.status !== ACCEPTED && !REFUSED.has(answer.status) && answer.status !== 0) {
         failures.push(`${p.gateway}: status ${answer.status}`);
       }
       if (deletedAt === null) {
@@ -171,7 +179,7 @@ async function revokeOne(ctx: PhaseContext, admin: Client, key: CreatedKey) {
           if (warmed === pollers.length) warmedUp();
         }
       } else if (answer.sentAt >= deletedAt) {
-        refusedInRow = answer.status === 401 ? refusedInRow + 1 : 0;
+        refusedInRow = REFUSED.has(answer.status) ? refusedInRow + 1 : 0;
         if (refusedInRow >= CONFIRM || performance.now() > deadline.at) return;
       }
       await new Promise((r) => (POLL_MS > 0 ? setTimeout(r, POLL_MS) : setImmediate(r)));
@@ -203,7 +211,7 @@ async function revokeOne(ctx: PhaseContext, admin: Client, key: CreatedKey) {
     accepted += acceptedHere;
     // Start of the final run of refusals.
     let start = after.length;
-    while (start > 0 && after[start - 1]!.status === 401) start -= 1;
+    while (start > 0 && REFUSED.has(after[start - 1]!.status)) start -= 1;
     const refusedFrom = start < after.length ? after[start]!.sentAt : performance.now();
     worst = Math.max(worst, refusedFrom - t0);
     const pair = byPair[p.gateway] ?? { ms: 0, accepted: 0 };
