@@ -184,6 +184,8 @@ export function consoleSuite(
 
   /** Through the provider's own pages: login (any password), consent, back to the console. */
   const signInWithProvider = async (page: Page, screenshot = false) => {
+    // Rendered once the console has read config.json, which may come after network idle.
+    await page.waitForSelector('#oidc-sign-in');
     await page.click('#oidc-sign-in');
     await page.waitForSelector('input[name="login"]');
     if (screenshot) await shot('oidc-provider-login');
