@@ -8,8 +8,9 @@
  * location says `gateway_hit on;` (only default.conf's `location /` does: a location added by
  * hand, management and the console always go to Lua) and the request is plainly a hit:
  *
- *   HTTP/1.0 or 1.1, an allowed method, a header block whose every line is a token, a colon
- *   and a value without control bytes (at most GW_MAX_HEADERS lines), API keys on, the cache
+ *   HTTP/1.0 or 1.1 with a header block whose every line is a token, a colon and a value
+ *   without control bytes (at most GW_MAX_HEADERS lines), or HTTP/2 with at most that many
+ *   headers and no control bytes in their values; an allowed method, API keys on, the cache
  *   on, `Authorization: apk <id>.<secret>` in the issued shape, a live "known" key record for
  *   <id> in the keys dict (no revocation marker of that client or of everything since it was
  *   learnt, not past half its life), whose current hash (or rotated-out hash, within its
@@ -362,6 +363,38 @@ clean_header_block(ngx_http_request_t *r)
             return 0;
         }
         p++;
+    }
+}
+
+
+/* HTTP/2's headers as nginx decoded them (HPACK has no lines to screen), checked as
+ * lua/gateway/access.lua checks them: at most GW_MAX_HEADERS, and no control byte but tab in
+ * any value. nginx itself refuses names that are not lower-case tokens. */
+static ngx_flag_t
+clean_decoded_headers(ngx_http_request_t *r)
+{
+    ngx_list_part_t *part = &r->headers_in.headers.part;
+    ngx_table_elt_t *h = part->elts;
+    ngx_uint_t i, n = 0;
+    u_char *p, *end;
+
+    for (i = 0; /* void */; i++) {
+        if (i >= part->nelts) {
+            if (part->next == NULL) {
+                return 1;
+            }
+            part = part->next;
+            h = part->elts;
+            i = 0;
+        }
+        if (++n > GW_MAX_HEADERS) {
+            return 0;
+        }
+        for (p = h[i].value.data, end = p + h[i].value.len; p < end; p++) {
+            if ((*p < 0x20 && *p != '\t') || *p == 0x7f) {
+                return 0;
+            }
+        }
     }
 }
 
@@ -896,10 +929,20 @@ decide_hit(ngx_http_request_t *r)
     if (r != r->main || keys_zone == NULL || revocations_zone == NULL) {
         return 0;
     }
-    if (r->http_version != NGX_HTTP_VERSION_10 && r->http_version != NGX_HTTP_VERSION_11) {
-        return 0;  /* HTTP/2's headers are checked by Lua */
+    if (!(r->method & GW_ALLOWED_METHODS)) {
+        return 0;
     }
-    if (!(r->method & GW_ALLOWED_METHODS) || !clean_header_block(r)) {
+    if (r->http_version == NGX_HTTP_VERSION_10 || r->http_version == NGX_HTTP_VERSION_11) {
+        if (!clean_header_block(r)) {
+            return 0;
+        }
+#if (NGX_HTTP_V2)
+    } else if (r->http_version == NGX_HTTP_VERSION_20) {
+        if (!clean_decoded_headers(r)) {
+            return 0;
+        }
+#endif
+    } else {
         return 0;
     }
     if (r->headers_in.authorization == NULL) {
