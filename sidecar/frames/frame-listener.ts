@@ -101,6 +101,13 @@ export function acceptAuthFrames(
       buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
       pump();
     });
+    // The peer has sent all it will (a half close): the question it sent is answered, then the
+    // connection ends. Node's HTTP server allows half-open sockets, so without this it stayed
+    // open until the idle timeout.
+    socket.on('end', () => {
+      if (state.busy) state.closing = true;
+      else socket.end();
+    });
     pump();
   }
 

@@ -196,6 +196,18 @@ describe('the frame format', () => {
 });
 
 describe('closing', () => {
+  test('a peer that half-closes gets the answer to what it sent, then the connection ends', async () => {
+    const socket = await open();
+    const next = frameReader(socket);
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    // The question and the half close in one go: the sidecar is busy answering when it sees it.
+    socket.end(question([['Authorization', `apk ${user.token}`]]));
+    expect((await next()).status).toBe(204);
+    // Without the sidecar's end the socket stays half-open until its 75 s idle timeout, past
+    // this test's own.
+    await closed;
+  });
+
   test('close() ends idle frame connections and connections that said nothing', async () => {
     const other = await startTestSidecar(await freshDatabase(), { bootstrap: false });
     const otherPort = Number(new URL(other.url).port);
