@@ -436,25 +436,42 @@ set_variable(ngx_http_request_t *r, ngx_uint_t which, u_char *data, size_t len)
 }
 
 
-/* A revocation marker (Unix time, s), or -1 when there is none. */
-static double
-marker(const u_char *key, size_t len)
+/* A number in a shared dict: NGX_OK with it in `n`, NGX_DECLINED when the key is absent,
+ * NGX_ERROR when it cannot be read or holds anything but a number. */
+static ngx_int_t
+read_number(ngx_shm_zone_t *zone, const u_char *key, size_t len, double *n)
 {
     int type = 0, flags = 0, stale = 0;
     u_char *buf = NULL;
     size_t blen = 0;
-    double n = 0;
     char *err = NULL;
 
-    if (ngx_http_lua_ffi_shdict_get(revocations_zone, key, len, &type, &buf, &blen, &n, &flags,
-                                    0, &stale, &err) != NGX_OK) {
-        return 1e300;  /* cannot tell: as if revoked, Lua decides */
+    if (ngx_http_lua_ffi_shdict_get(zone, key, len, &type, &buf, &blen, n, &flags, 0, &stale,
+                                    &err) != NGX_OK) {
+        return NGX_ERROR;
     }
     if (type == SHDICT_TNIL) {
-        return -1;
+        return NGX_DECLINED;
     }
-    /* anything but a number is not a marker Lua wrote: as if it revoked everything */
-    return type == SHDICT_TNUMBER ? n : 1e300;
+    return type == SHDICT_TNUMBER ? NGX_OK : NGX_ERROR;
+}
+
+
+/* A revocation marker (Unix time, s), or -1 when there is none. */
+static double
+marker(const u_char *key, size_t len)
+{
+    double n = 0;
+
+    switch (read_number(revocations_zone, key, len, &n)) {
+    case NGX_OK:
+        return n;
+    case NGX_DECLINED:
+        return -1;
+    default:
+        /* cannot tell, or not a marker Lua wrote: as if revoked, Lua decides */
+        return 1e300;
+    }
 }
 
 
@@ -515,18 +532,21 @@ split_fields(u_char *value, size_t len, record_t *rec, ngx_uint_t max)
 }
 
 
-/* Adds 1 to a counter, created at 0 if absent with `ttl_ms` to live (0: for ever; resty.core
- * passes its seconds times 1000 too). */
-static void
-count(ngx_shm_zone_t *zone, u_char *key, size_t len, long ttl_ms)
+/* Adds `by` to a number in a shared dict, created at 0 if absent with `ttl_ms` to live (0: for
+ * ever; resty.core passes its seconds times 1000 too): its new value, or -1 when it cannot be
+ * counted (no dict, no room, not a number). */
+static double
+add(ngx_shm_zone_t *zone, u_char *key, size_t len, double by, long ttl_ms)
 {
-    double one = 1;
     char *err = NULL;
     int forcible = 0;
 
-    if (zone != NULL) {
-        ngx_http_lua_ffi_shdict_incr(zone, key, len, &one, &err, 1, 0, ttl_ms, &forcible);
+    if (zone == NULL
+        || ngx_http_lua_ffi_shdict_incr(zone, key, len, &by, &err, 1, 0, ttl_ms, &forcible)
+           != NGX_OK) {
+        return -1;
     }
+    return by;
 }
 
 
@@ -658,19 +678,13 @@ typedef struct {
 } admission_t;
 
 
-/* Adds `by` to a number in the limits dict (created at 0 with `ttl_ms` to live): its new value,
- * or -1 when it cannot be counted (no room, not a number). */
-static double
-add(u_char *key, size_t len, double by, long ttl_ms)
+/* A rate limit window's key in the limits dict (lua/gateway/ratelimit.lua's window_key); its
+ * length. */
+static size_t
+window_key(u_char *buf, size_t size, u_char *row, size_t row_len, ngx_int_t per, long index)
 {
-    char *err = NULL;
-    int forcible = 0;
-
-    if (ngx_http_lua_ffi_shdict_incr(limits_zone, key, len, &by, &err, 1, 0, ttl_ms, &forcible)
-        != NGX_OK) {
-        return -1;
-    }
-    return by;
+    return ngx_snprintf(buf, size, GW_RATE_LIMIT_PREFIX "%*s %i %l", row_len, row, per, index)
+           - buf;
 }
 
 
@@ -680,41 +694,37 @@ add(u_char *key, size_t len, double by, long ttl_ms)
 static ngx_flag_t
 admit(u_char *row, size_t row_len, u_char *limit, size_t limit_len, admission_t *a)
 {
-    int type = 0, flags = 0, stale = 0;
-    u_char *buf = NULL, key[96], *last;
-    size_t blen = 0;
+    u_char key[sizeof(a->key)];
+    size_t key_len;
     double now, elapsed, current, previous = 0, estimate;
     long index;
-    char *err = NULL;
+    ngx_int_t rc;
 
-    if (limits_zone == NULL || !parse_limit(limit, limit_len, &a->requests, &a->per)) {
+    if (!parse_limit(limit, limit_len, &a->requests, &a->per)) {
         return 0;
     }
     now = now_seconds();
     index = (long) floor(now / a->per);
     elapsed = now - (double) index * a->per;
-    last = ngx_snprintf(a->key, sizeof(a->key), GW_RATE_LIMIT_PREFIX "%*s %i %l", row_len, row,
-                        a->per, index);
-    a->key_len = last - a->key;
+    a->key_len = window_key(a->key, sizeof(a->key), row, row_len, a->per, index);
     /* Windows live two periods: the next one still weighs this one. */
-    current = add(a->key, a->key_len, 1, 2000L * a->per);
+    current = add(limits_zone, a->key, a->key_len, 1, 2000L * a->per);
     if (current < 0) {
         return 0;
     }
-    last = ngx_snprintf(key, sizeof(key), GW_RATE_LIMIT_PREFIX "%*s %i %l", row_len, row,
-                        a->per, index - 1);
-    if (ngx_http_lua_ffi_shdict_get(limits_zone, key, last - key, &type, &buf, &blen, &previous,
-                                    &flags, 0, &stale, &err) != NGX_OK
-        || (type != SHDICT_TNIL && type != SHDICT_TNUMBER)) {
-        add(a->key, a->key_len, -1, 0);
+    key_len = window_key(key, sizeof(key), row, row_len, a->per, index - 1);
+    rc = read_number(limits_zone, key, key_len, &previous);
+    if (rc == NGX_ERROR) {
+        add(limits_zone, a->key, a->key_len, -1, 0);
         return 0;
     }
-    if (type == SHDICT_TNIL) {
+    if (rc == NGX_DECLINED) {
         previous = 0;
     }
     estimate = previous * (1 - elapsed / a->per) + current;
     if (estimate > a->requests) {
-        add(a->key, a->key_len, -1, 0);  /* not counted: Lua counts it again, or refuses it */
+        /* not counted: Lua counts it again, or refuses it */
+        add(limits_zone, a->key, a->key_len, -1, 0);
         return 0;
     }
     a->remaining = (long) floor(a->requests - estimate);
@@ -799,15 +809,15 @@ use(ngx_http_request_t *r, record_t *rec, ngx_uint_t f_client_id, ngx_uint_t f_c
         || !set_variable(r, V_METHOD, method, method_len)
         || (limited && !announce(r, &a))) {
         if (limited) {
-            add(a.key, a.key_len, -1, 0);  /* Lua counts it when it passes it */
+            add(limits_zone, a.key, a.key_len, -1, 0);  /* Lua counts it when it passes it */
         }
         return 0;
     }
     last = ngx_snprintf(key, sizeof(key), GW_USAGE_ALLOWED_PREFIX "%T %V",
                         ngx_time() / GW_USAGE_GENERATION_S, &row_str);
-    count(limits_zone, key, last - key, GW_USAGE_KEEP_S * 1000L);
-    count(metrics_zone, (u_char *) counter, ngx_strlen(counter), 0);
-    count(metrics_zone, (u_char *) GW_MODULE_HIT_COUNTER, sizeof(GW_MODULE_HIT_COUNTER) - 1, 0);
+    add(limits_zone, key, last - key, 1, GW_USAGE_KEEP_S * 1000L);
+    add(metrics_zone, (u_char *) counter, ngx_strlen(counter), 1, 0);
+    add(metrics_zone, (u_char *) GW_MODULE_HIT_COUNTER, sizeof(GW_MODULE_HIT_COUNTER) - 1, 1, 0);
     return 1;
 }
 
