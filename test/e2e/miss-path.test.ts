@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { freshDatabase } from '../support/database.js';
+import { freshDatabase, statisticsReported } from '../support/database.js';
 import { createClient, uniqueName } from '../support/management.js';
 import { startNativeStack } from '../support/native-stack.js';
 import { apk } from '../support/sidecar.js';
@@ -44,9 +44,6 @@ async function newKey(stack: Stack): Promise<{ id: number; token: string }> {
   );
 }
 
-/** Longer than PostgreSQL keeps an idle backend's statistics before it reports them (10 s). */
-const STATS_SETTLE_MS = 11_000;
-
 /** Index and sequential scans of api_clients so far: every look-up of a key id is one. */
 async function clientScans(): Promise<number> {
   const { rows } = await db.query<{ n: string }>(
@@ -77,7 +74,7 @@ describe('a flood of wrong secrets for an existing key id', () => {
     // A backend that flushed its statistics less than a second before going idle keeps the
     // rest for up to 10 s (PostgreSQL's PGSTAT_IDLE_INTERVAL): the create's and the first
     // call's scans could land inside the window and count as the flood's (CI, 2026-11-26: 6).
-    await new Promise((r) => setTimeout(r, STATS_SETTLE_MS));
+    await statisticsReported();
     const scansBefore = await clientScans();
 
     const FLOOD = 400;
@@ -139,7 +136,7 @@ describe('a flood of wrong secrets for an existing key id', () => {
     }
     expect(scans).toBeGreaterThanOrEqual(5);
     // And whatever the flood's look-ups left pending has been flushed too.
-    await new Promise((r) => setTimeout(r, STATS_SETTLE_MS));
+    await statisticsReported();
     scans = (await clientScans()) - scansBefore;
     expect(scans - 5).toBeLessThanOrEqual(5);
   }, 120_000);

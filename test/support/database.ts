@@ -18,3 +18,13 @@ export async function freshDatabase(
   url.pathname = `/${name}`;
   return url.toString();
 }
+
+/**
+ * Waits until every backend has reported its statistics (pg_stat_*): one that reported less
+ * than a second before going idle keeps the rest for up to 10 s (PostgreSQL's
+ * PGSTAT_IDLE_INTERVAL), so counts read sooner may miss statements already run, or show them
+ * inside a window that began after them.
+ */
+export function statisticsReported(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 11_000));
+}

@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { freshDatabase } from '../../support/database.js';
+import { freshDatabase, statisticsReported } from '../../support/database.js';
 import { freePort } from '../../support/embedded-postgres.js';
 import { http } from '../../support/http.js';
 import { CLIENTS, createClient } from '../../support/management.js';
@@ -150,11 +150,8 @@ describe(`${ROWS} clients`, () => {
         await client.end();
       }
     };
-    // PostgreSQL flushes an idle connection's counters up to 10 s after its last transaction
-    // (PGSTAT_IDLE_INTERVAL): wait that out on both sides, or the earlier tests' lists land in
-    // the window.
-    const settle = () => new Promise((r) => setTimeout(r, 11_000));
-    await settle();
+    // Waited out on both sides, or the earlier tests' lists land in the window.
+    await statisticsReported();
     const before = await commits();
     await new Promise<void>((resolve, reject) => {
       const req = request(`${url}${CLIENTS}`, { headers: apk(adminKey) }, (res) => {
@@ -169,7 +166,7 @@ describe(`${ROWS} clients`, () => {
       req.end();
     });
     // A full list is 200+ queries.
-    await settle();
+    await statisticsReported();
     expect((await commits()) - before).toBeLessThan(60);
     // And the sidecar goes on serving lists.
     expect((await listAll()).status).toBe(200);
