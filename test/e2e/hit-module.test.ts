@@ -69,6 +69,8 @@ afterAll(async () => {
   if (scratch) await rm(scratch, { recursive: true, force: true });
 });
 
+const bearer = (token: string, path = '/api') =>
+  callStack(gw, path, { headers: { Authorization: `Bearer ${token}` } });
 const call = (key: string | null, path = '/api', method = 'GET') =>
   callStack(gw, path, { method, headers: key === null ? {} : apk(key) });
 
@@ -182,9 +184,6 @@ describe('a seen API key in location /', () => {
 });
 
 describe('a seen bearer token in location /', () => {
-  const bearer = (token: string, path = '/api') =>
-    callStack(gw, path, { headers: { Authorization: `Bearer ${token}` } });
-
   test("is passed by the module from the decision cache (the Lua code's keyed hash, its key handed over)", async () => {
     const token = await provider.issueToken('svc-module');
     expect((await bearer(token)).status).toBe(200); // the first: verified by the sidecar, cached
@@ -256,16 +255,15 @@ describe('a client with a rate limit', () => {
   test('a seen bearer token of a limited client: the same from the decision cache', async () => {
     const token = await provider.issueToken('svc-module-limited');
     await inOneWindow();
-    const bearer = () => callStack(gw, '/api', { headers: { Authorization: `Bearer ${token}` } });
-    expect((await bearer()).status).toBe(200); // verified by the sidecar, cached; counted
+    expect((await bearer(token)).status).toBe(200); // verified by the sidecar, cached; counted
     const before = await moduleHits();
-    const second = await bearer();
-    const third = await bearer();
+    const second = await bearer(token);
+    const third = await bearer(token);
     expect([second.status, third.status]).toEqual([200, 200]);
     expect([remaining(second), remaining(third)]).toEqual(['1', '0']);
     expect(third.headers['ratelimit-policy']).toBe('"client";q=3;w=3600');
     expect((await moduleHits()) - before).toBe(2);
-    expect((await bearer()).status).toBe(429);
+    expect((await bearer(token)).status).toBe(429);
     expect((await moduleHits()) - before).toBe(2);
   });
 });
