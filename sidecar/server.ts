@@ -90,7 +90,7 @@ export function createSidecarServer({
     management(req, res);
   });
   // nginx's Lua code asks /auth in auth frames on this same socket, without HTTP on either side.
-  acceptAuthFrames(server, decide, log);
+  acceptAuthFrames(server, decide, log, () => metrics?.authFrameConnections.inc());
   // Node's parser refuses what it cannot read (an unknown method, raw bytes in the path)
   // before any handler runs: answer that in the one error shape too, never an empty reply.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {

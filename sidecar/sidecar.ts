@@ -58,7 +58,8 @@ export async function startSidecar(
   // Read first: a bad OIDC_* value stops the start-up before anything waits for the database.
   const oidc = readOidcSettings(env);
   const usage = readUsageSettings(env);
-  const pool = createPool(config.databaseUrl, log);
+  // The auth pool's named statements are the /auth look-ups: one plan each, made once.
+  const pool = createPool(config.databaseUrl, log, { genericPlans: true });
   // Management gets its own, smaller pool: /auth never queues for a connection behind it.
   const managementPool = createPool(config.databaseUrl, log, { max: 4 });
   const metrics = new SidecarMetrics();

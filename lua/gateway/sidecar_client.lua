@@ -287,7 +287,11 @@ function M.build_frame(headers)
 end
 
 -- Pure: a question's headers back as {name, value} pairs (to ask a sidecar without frames).
+-- `frame` is its bytes, or the list of pieces they are made of.
 function M.frame_headers(frame)
+  if type(frame) == "table" then
+    frame = table.concat(frame)
+  end
   local headers = {}
   local at = #FRAME_MAGIC + 1
   while true do
@@ -373,8 +377,8 @@ local function frame_attempt(host, port, frame, timeout_ms, pool)
   }
 end
 
--- The one hop: asks /auth at `address` (the sidecar's own socket) with `frame` (build_frame);
--- the answer is shaped as ask()'s. A sidecar that speaks only HTTP is asked in HTTP.
+-- The one hop: asks /auth at `address` (the sidecar's own socket) with `frame` (build_frame's
+-- bytes, or a list of pieces); the answer is shaped as ask()'s. A sidecar that speaks only HTTP is asked in HTTP.
 function M.ask_direct(address, frame, timeout_ms)
   if ngx.now() < http_only_until then
     return M.ask(address, "/auth", M.frame_headers(frame), timeout_ms)

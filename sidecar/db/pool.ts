@@ -6,6 +6,12 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
 export interface PoolOptions {
   max?: number;
+  /**
+   * Plan named statements once (`plan_cache_mode = force_generic_plan`). PostgreSQL otherwise
+   * plans `= ANY($1)` look-ups afresh on every execution (their custom plans never lose to the
+   * generic one): 80 µs of the database's time per /auth batch, for the same plan each time.
+   */
+  genericPlans?: boolean;
 }
 
 /** A connection pool that never crashes the process when the database goes away. */
@@ -19,6 +25,7 @@ export function createPool(databaseUrl: string, log: Logger, options: PoolOption
     query_timeout: 10_000,
     statement_timeout: 10_000,
     application_name: 'gateway-sidecar',
+    ...(options.genericPlans ? { options: '-c plan_cache_mode=force_generic_plan' } : {}),
   });
   // An idle client losing its connection emits here; without a listener it would be thrown.
   pool.on('error', (err) => log.warn('database connection lost', { error: err.message }));

@@ -8,9 +8,15 @@ import { couldBeFrame, FRAME_MAGIC, formatAnswer, parseQuestion } from './auth-f
 /** Idle frame connections close after this, as HTTP keep-alive ones do (keepAliveTimeout). */
 const IDLE_MS = 75_000;
 
+/**
+ * Questions of one connection decided at once; more wait in the buffer until answers go out
+ * (nginx has at most a worker's waiting requests in flight; this bounds any other peer).
+ */
+const MAX_PIPELINED = 1024;
+
 interface FrameConnection {
   busy: boolean;
-  /** The server is closing: end the connection once its question is answered. */
+  /** The server is closing: end the connection once its questions are answered. */
   closing: boolean;
 }
 
@@ -28,6 +34,8 @@ export function acceptAuthFrames(
   server: Server,
   decide: (question: AuthQuestion) => Promise<AuthAnswer>,
   log: Logger,
+  /** Told of each connection that turns out to speak frames (the metrics count them). */
+  opened: () => void = () => {},
 ): void {
   // Node's own 'connection' listener (the HTTP parser's), added when the server was made.
   const http = server.listeners('connection') as ((socket: Socket) => void)[];
@@ -62,6 +70,7 @@ export function acceptAuthFrames(
   });
 
   function serveFrames(socket: Socket, first: Buffer): void {
+    opened();
     const state: FrameConnection = { busy: false, closing: false };
     frames.set(socket, state);
     socket.once('close', () => frames.delete(socket));
@@ -69,41 +78,68 @@ export function acceptAuthFrames(
     socket.on('error', () => socket.destroy());
     socket.setTimeout(IDLE_MS, () => socket.destroy());
     let buffer: Buffer = first;
-    const pump = (): void => {
-      if (state.busy || socket.destroyed) return;
-      const parsed = parseQuestion(buffer);
-      if (parsed.kind === 'incomplete') return;
-      if (parsed.kind === 'invalid') {
-        log.warn('refused a malformed auth frame', { reason: parsed.reason });
-        const body = asciiJson({
-          errors: [{ code: 'BAD_REQUEST', message: 'The request is malformed.' }],
-        });
-        socket.end(formatAnswer({ status: 400, headers: {}, body }));
-        return;
+    // Questions may be pipelined (nginx's Lua code sends all of a worker's waiting questions in
+    // one write): each is decided as soon as it has arrived, so they share the client
+    // directory's batch, and answered in the order asked. Answers ready together go out in one
+    // write, once the microtasks that made them have run (a batch's answers settle together).
+    const slots: { bytes: Buffer | null }[] = [];
+    let flushQueued = false;
+    /** No question after a malformed one is read: its 400 is the connection's last answer. */
+    let ending = false;
+    const flush = (): void => {
+      flushQueued = false;
+      if (socket.destroyed) return;
+      let ready = 0;
+      while (ready < slots.length && slots[ready]!.bytes !== null) ready += 1;
+      if (ready > 0) {
+        const out = slots.splice(0, ready).map((s) => s.bytes!);
+        socket.write(out.length === 1 ? out[0]! : Buffer.concat(out));
       }
-      state.busy = true;
-      buffer = parsed.rest;
-      decide(parsed.question)
-        .then(formatAnswer)
-        .catch((err: unknown) => {
-          log.error('unexpected error in /auth', { error: (err as Error).message });
-          return formatAnswer({ status: 500, headers: {}, body: asciiJson(INTERNAL_ERROR_BODY) });
-        })
-        .then((bytes) => {
-          state.busy = false;
-          if (socket.destroyed) return;
-          socket.write(bytes);
-          if (state.closing) socket.end();
-          else pump();
-        });
+      pump();
+      state.busy = slots.length > 0;
+      if (!state.busy && (ending || state.closing)) socket.end();
+    };
+    const answered = (slot: { bytes: Buffer | null }, bytes: Buffer): void => {
+      slot.bytes = bytes;
+      if (flushQueued) return;
+      flushQueued = true;
+      process.nextTick(flush);
+    };
+    const pump = (): void => {
+      while (!ending && !socket.destroyed && slots.length < MAX_PIPELINED) {
+        const parsed = parseQuestion(buffer);
+        if (parsed.kind === 'incomplete') return;
+        const slot: { bytes: Buffer | null } = { bytes: null };
+        slots.push(slot);
+        state.busy = true;
+        if (parsed.kind === 'invalid') {
+          log.warn('refused a malformed auth frame', { reason: parsed.reason });
+          const body = asciiJson({
+            errors: [{ code: 'BAD_REQUEST', message: 'The request is malformed.' }],
+          });
+          ending = true;
+          buffer = Buffer.alloc(0);
+          answered(slot, formatAnswer({ status: 400, headers: {}, body }));
+          return;
+        }
+        buffer = parsed.rest;
+        decide(parsed.question)
+          .then(formatAnswer)
+          .catch((err: unknown) => {
+            log.error('unexpected error in /auth', { error: (err as Error).message });
+            return formatAnswer({ status: 500, headers: {}, body: asciiJson(INTERNAL_ERROR_BODY) });
+          })
+          .then((bytes) => answered(slot, bytes));
+      }
     };
     socket.on('data', (chunk: Buffer) => {
+      if (ending) return;
       buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
       pump();
     });
-    // The peer has sent all it will (a half close): the question it sent is answered, then the
-    // connection ends. Node's HTTP server allows half-open sockets, so without this it stayed
-    // open until the idle timeout.
+    // The peer has sent all it will (a half close): the questions it sent are answered, then
+    // the connection ends. Node's HTTP server allows half-open sockets, so without this it
+    // stayed open until the idle timeout.
     socket.on('end', () => {
       if (state.busy) state.closing = true;
       else socket.end();

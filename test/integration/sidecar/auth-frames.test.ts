@@ -110,6 +110,44 @@ describe('/auth in auth frames', () => {
     socket.destroy();
   });
 
+  test('pipelined questions are answered in the order asked, though decided out of order', async () => {
+    // nginx sends a worker's waiting questions in one write (lua/gateway/sidecar_mux.lua). A
+    // question without a credential is decided at once, a key only after the database batch:
+    // the answers must still come back in the order of the questions.
+    const socket = await open();
+    const next = frameReader(socket);
+    const wrong = `${user.id}.${'y'.repeat(43)}`;
+    const asked: [string, number, string | null][] = [];
+    for (let i = 0; i < 30; i += 1) {
+      if (i % 3 === 0) asked.push([question([['Authorization', `apk ${user.token}`]]), 204, null]);
+      else if (i % 3 === 1) asked.push([question([]), 401, 'MISSING_CREDENTIALS']);
+      else asked.push([question([['Authorization', `apk ${wrong}`]]), 401, 'INVALID_API_KEY']);
+    }
+    socket.write(asked.map(([q]) => q).join(''));
+    for (const [, status, code] of asked) {
+      const answer = await next();
+      expect(answer.status).toBe(status);
+      if (code) expect(JSON.parse(answer.body).errors[0].code).toBe(code);
+      else expect(answer.headers['x-client-id']).toBe(String(user.id));
+    }
+    socket.destroy();
+  });
+
+  test('a malformed frame after pipelined questions: those are answered, then the 400, then the end', async () => {
+    const socket = await open();
+    const next = frameReader(socket);
+    const ended = new Promise((resolve) => socket.once('end', resolve));
+    const key = question([['Authorization', `apk ${user.token}`]]);
+    socket.write(`${key}${key}GWA1\nno colon here\n\n${key}`);
+    expect((await next()).status).toBe(204);
+    expect((await next()).status).toBe(204);
+    const refused = await next();
+    expect(refused.status).toBe(400);
+    expect(JSON.parse(refused.body).errors[0].code).toBe('BAD_REQUEST');
+    await ended;
+    socket.destroy();
+  });
+
   test('settings travel as headers, as over HTTP: API keys switched off refuse a key', async () => {
     const socket = await open();
     const next = frameReader(socket);

@@ -1,0 +1,128 @@
+import { randomBytes } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { freshDatabase } from '../support/database.js';
+import { CLIENTS, createClient, uniqueName } from '../support/management.js';
+import { startNativeStack } from '../support/native-stack.js';
+import { apk } from '../support/sidecar.js';
+import { callStack } from '../support/stack-http.js';
+
+// Each nginx worker asks the sidecar over one shared connection (lua/gateway/sidecar_mux.lua,
+// docs/decisions/20261127-shared-sidecar-connection.md): questions that wait together go out
+// in one write and the answers come back in order. With the decision cache off every request
+// asks, so a burst of mixed credentials shows whether each answer reaches its own request.
+
+type NativeStack = Awaited<ReturnType<typeof startNativeStack>>;
+let stack: NativeStack;
+let user: { id: number; token: string };
+
+beforeAll(async () => {
+  const settings = join(tmpdir(), `gw-link-${randomBytes(4).toString('hex')}.yaml`);
+  await writeFile(settings, 'auth_cache:\n  max_age_ms: 0\n');
+  stack = await startNativeStack({
+    env: { DATABASE_URL: await freshDatabase(), GATEWAY_SETTINGS: settings },
+  });
+  user = await createClient(
+    stack.baseUrl,
+    stack.adminKey,
+    { name: uniqueName('link'), is_admin: false, generate_api_key: true },
+    { ...(await stack.tls()), connectTo: '127.0.0.1' },
+  );
+}, 240_000);
+afterAll(() => stack?.close());
+
+const call = (key: string | null, path: string) =>
+  callStack(stack, path, { headers: key === null ? {} : apk(key), timeoutMs: 10_000 });
+
+/** Auth frame connections the sidecar has accepted so far (its own metric). */
+async function frameConnections(): Promise<number> {
+  const res = await fetch(`${stack.gateway().metricsUrl}/metrics`);
+  const line = (await res.text())
+    .split('\n')
+    .find((l) => l.startsWith('gateway_auth_frame_connections_total '));
+  return Number(line?.split(' ')[1] ?? Number.NaN);
+}
+
+describe('one connection per worker to the sidecar, shared by its requests', () => {
+  test('the cache is off: this gateway asks the sidecar on every request', async () => {
+    const conf = await readFile(join(stack.configDir, 'nginx/conf.d/default.conf'), 'utf8');
+    expect(conf).toMatch(/set \$auth_cache_max_age_ms 0;/);
+  });
+
+  test('a burst of mixed credentials: every request gets its own answer', async () => {
+    const wrong = `${user.id}.${randomBytes(32).toString('base64url')}`;
+    const unknown = `${user.id + 100_000}.${randomBytes(32).toString('base64url')}`;
+    // Who may do what differs by credential, so an answer given to the wrong request shows.
+    // Wrong and unknown secrets spend failure budgets (20 per key id, 200 per address): a few.
+    const kinds = [
+      { key: stack.adminKey, path: CLIENTS, status: 200, code: null },
+      { key: user.token, path: CLIENTS, status: 403, code: 'FORBIDDEN' },
+      { key: user.token, path: '/api', status: 200, code: null },
+    ];
+    const refused = [
+      { key: wrong, path: '/api', status: 401, code: 'INVALID_API_KEY' },
+      { key: unknown, path: '/api', status: 401, code: 'INVALID_API_KEY' },
+    ];
+    const plan = Array.from({ length: 400 }, (_, i) =>
+      i % 40 === 13 ? refused[((i / 40) % 2) | 0]! : kinds[(i * 7) % kinds.length]!,
+    );
+    const answers = await Promise.all(plan.map((k) => call(k.key, k.path)));
+    const mismatched = answers
+      .map((res, i) => ({ res, want: plan[i]! }))
+      .filter(({ res, want }) => {
+        if (res.status !== want.status) return true;
+        const code = (res.json as { errors?: { code: string }[] } | undefined)?.errors?.[0]?.code;
+        return want.code !== null && code !== want.code;
+      })
+      .map(
+        ({ res, want }) =>
+          `${want.path} wanted ${want.status} ${want.code}, got ${res.status} ${res.text.slice(0, 120)}`,
+      );
+    expect(mismatched).toEqual([]);
+  }, 60_000);
+
+  test('a burst opens at most one connection per worker, and the next burst none', async () => {
+    const conf = await readFile(join(stack.home, 'run', 'nginx', 'nginx.conf'), 'utf8');
+    // `auto` is one worker per CPU, as nginx counts them.
+    const setting = /worker_processes\s+(\w+)/.exec(conf)?.[1];
+    const workers = setting === 'auto' ? availableParallelism() : Number(setting);
+    expect(workers).toBeGreaterThanOrEqual(1);
+    const before = await frameConnections();
+    await Promise.all(Array.from({ length: 200 }, () => call(user.token, '/api')));
+    const afterFirst = await frameConnections();
+    // A link per worker (none if the burst before left them open); before the link, each
+    // request in flight took a connection of its own: dozens.
+    expect(afterFirst - before).toBeLessThanOrEqual(workers);
+    await Promise.all(Array.from({ length: 200 }, () => call(user.token, '/api')));
+    expect(await frameConnections()).toBe(afterFirst);
+  }, 60_000);
+
+  test('the sidecar killed under load: 503 in the one shape, never a hang; back, and passing again', async () => {
+    const sidecar = await stack.gateway().pid('sidecar');
+    expect(sidecar).toBeDefined();
+    const burst = Promise.all(Array.from({ length: 200 }, () => call(user.token, '/api')));
+    process.kill(sidecar!, 'SIGKILL');
+    const answers = await burst;
+    for (const res of answers) {
+      expect([200, 503]).toContain(res.status);
+      if (res.status === 503) {
+        expect(res.json).toEqual({
+          errors: [expect.objectContaining({ code: expect.any(String) })],
+        });
+      }
+    }
+    // The runner starts the sidecar again; the workers' links are made anew on the next question.
+    const deadline = Date.now() + 30_000;
+    let last = 0;
+    while (Date.now() < deadline) {
+      last = (await call(user.token, '/api')).status;
+      if (last === 200) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(last).toBe(200);
+    const again = await Promise.all(Array.from({ length: 50 }, () => call(user.token, '/api')));
+    expect(again.map((r) => r.status)).toEqual(again.map(() => 200));
+  }, 60_000);
+});
