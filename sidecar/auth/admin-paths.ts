@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
 const MANAGEMENT_PREFIX = '/v1/management';
+const MANAGEMENT_WORD = /management/i;
 
 /**
  * Whether the original request needs an admin credential. nginx says so explicitly for
@@ -12,6 +13,9 @@ export function requiresAdmin(headers: IncomingHttpHeaders): boolean {
   if (headers['x-gateway-require-admin'] === 'true') return true;
   const uri = headers['x-original-uri'];
   if (typeof uri !== 'string') return false;
+  // Asked on every miss: a URI that neither names the management prefix's last segment in some
+  // case nor escapes anything cannot normalise to it (normalising only drops and merges).
+  if (!uri.includes('%') && !MANAGEMENT_WORD.test(uri)) return false;
   const path = normalisePath(uri.split('?', 1)[0]!);
   return path === MANAGEMENT_PREFIX || path.startsWith(`${MANAGEMENT_PREFIX}/`);
 }

@@ -3,7 +3,13 @@ import { isExpired } from '../clients/api-client.js';
 import type { ClientDirectory } from '../clients/client-directory.js';
 import { hashMatches, hashSecret, parseApiKey } from '../keys/api-key.js';
 import type { Clock } from '../oidc/settings.js';
-import { type AuthDecision, expiredRefusal, refuse, validUntil } from './decision.js';
+import {
+  type AuthDecision,
+  type AuthFailure,
+  expiredRefusal,
+  refuse,
+  validUntil,
+} from './decision.js';
 import { keyRecordOf } from './key-record.js';
 
 /**
@@ -23,11 +29,11 @@ export class ApiKeyVerifier {
     if (!parsed.ok) return refuse('MALFORMED_CREDENTIALS', parsed.reason, { scheme: 'apk' });
     const row = await this.clients.byId(parsed.id);
     const keyRecord = keyRecordOf(parsed.id, row);
-    const invalid = {
+    const invalid = (): AuthFailure => ({
       ...refuse('INVALID_API_KEY', LUA_ANSWERS.invalidApiKey.message, { scheme: 'apk' }),
       keyRecord,
-    };
-    if (!row) return invalid;
+    });
+    if (!row) return invalid();
     const now = this.now();
     const presented = hashSecret(parsed.secret);
     // Both comparisons always run when both hashes exist: which one matched takes equal time.
@@ -36,7 +42,7 @@ export class ApiKeyVerifier {
     const graceEnd = row.previousKeyExpiresAt?.getTime() ?? 0;
     const previous =
       row.previousKeyHash !== null && hashMatches(presented, row.previousKeyHash) && graceEnd > now;
-    if (!current && !previous) return { ...invalid, clientRow: row.id };
+    if (!current && !previous) return { ...invalid(), clientRow: row.id };
     if (isExpired(row, now)) return { ...expiredRefusal(row.id, 'apk'), keyRecord };
     return {
       ok: true,

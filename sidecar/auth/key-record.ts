@@ -21,9 +21,26 @@ export type KeyRecord =
       expiresAt: number | null;
     };
 
+/**
+ * Records and their headers already made, by the row or record they come from: the questions
+ * of one look-up batch share its row objects, and a busy client's questions share a batch.
+ * Both are immutable once made.
+ */
+const recordOfRow = new WeakMap<ApiClientRow, KeyRecord>();
+const headersOfRecord = new WeakMap<KeyRecord, Readonly<Record<string, string>>>();
+
 /** The record of `row` (looked up by key id), or of an id no client has. */
 export function keyRecordOf(id: number, row: ApiClientRow | null): KeyRecord {
   if (!row) return { kind: 'unknown', id };
+  let record = recordOfRow.get(row);
+  if (!record) {
+    record = knownRecord(row);
+    recordOfRow.set(row, record);
+  }
+  return record;
+}
+
+function knownRecord(row: ApiClientRow): KeyRecord {
   const grace = row.previousKeyExpiresAt;
   return {
     kind: 'known',
@@ -68,7 +85,16 @@ export function identityHeaders(identity: Identity, method: string): Record<stri
 }
 
 /** The record as headers of the /auth answer (nginx only; never relayed to the caller). */
-export function keyRecordHeaders(record: KeyRecord): Record<string, string> {
+export function keyRecordHeaders(record: KeyRecord): Readonly<Record<string, string>> {
+  let headers = headersOfRecord.get(record);
+  if (!headers) {
+    headers = recordHeaders(record);
+    headersOfRecord.set(record, headers);
+  }
+  return headers;
+}
+
+function recordHeaders(record: KeyRecord): Record<string, string> {
   const h = DECISION_FROM_SIDECAR;
   if (record.kind === 'unknown') {
     return { [h.keyRecord]: 'unknown', [h.clientRow]: String(record.id) };

@@ -70,10 +70,25 @@ export class SidecarMetrics {
     registers: [this.registry],
   });
 
-  /** Counts one /auth answer and how long it took. */
+  /** The label children of each (method, result) seen: prom-client hashes labels per call. */
+  private readonly decisionChildren = new Map<string, { inc(): void }>();
+  private readonly durationChildren = new Map<string, { observe(value: number): void }>();
+
+  /** Counts one /auth answer and how long it took (on every miss: children kept, not looked up). */
   decided(method: string, result: string, seconds: number): void {
-    this.authDecisions.inc({ method, result });
-    this.authDuration.observe({ method }, seconds);
+    const key = `${method} ${result}`;
+    let decisions = this.decisionChildren.get(key);
+    if (!decisions) {
+      decisions = this.authDecisions.labels({ method, result });
+      this.decisionChildren.set(key, decisions);
+    }
+    decisions.inc();
+    let duration = this.durationChildren.get(method);
+    if (!duration) {
+      duration = this.authDuration.labels({ method });
+      this.durationChildren.set(method, duration);
+    }
+    duration.observe(seconds);
   }
 
   /** Counts one provider fetch. */
