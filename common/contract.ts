@@ -69,6 +69,13 @@ export const DECISION_VARIABLES: readonly string[] = FORWARDED_TO_SIDECAR.map(
 export const REQUIRE_ADMIN_HEADER = 'X-Gateway-Require-Admin';
 
 /**
+ * A question's number on its auth-frame connection (lua/gateway/sidecar_mux.lua): the sidecar
+ * sends it back with the answer, and answers a numbered question as soon as it is decided,
+ * not behind a slower one asked before it.
+ */
+export const FRAME_QUESTION_HEADER = 'X-Gateway-Question';
+
+/**
  * Identity the sidecar answers on a 2xx: the Lua code copies it into `variable`, which nginx
  * sets on the upstream request under the same header name, replacing any the caller sent.
  * Values are percent-encoded UTF-8 (encodeURIComponent) where they are free text.

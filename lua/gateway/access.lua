@@ -198,7 +198,7 @@ local function frame_prefix(var)
   if prefix_count >= MAX_PREFIXES then
     prefixes, prefix_count = {}, 0
   end
-  prefix = sidecar.FRAME_MAGIC .. lines
+  prefix = lines
   prefixes[key] = prefix
   prefix_count = prefix_count + 1
   return prefix
@@ -223,8 +223,10 @@ local function frame_question(credential, admin)
   if not prefix then
     return nil, why
   end
-  local parts = { prefix }
-  local n = 1
+  -- The magic, a place for the number the shared connection gives the question (empty: none;
+  -- sidecar_mux.lua), the settings' lines, then the request's own.
+  local parts = { sidecar.FRAME_MAGIC, "", prefix }
+  local n = 3
   for i = 1, #OWN do
     local value = var[OWN[i][2]]
     if value and value ~= "" then

@@ -287,10 +287,19 @@ function M.build_frame(headers)
 end
 
 -- Pure: a question's headers back as {name, value} pairs (to ask a sidecar without frames).
--- `frame` is its bytes, or the list of pieces they are made of.
+-- `frame` is its bytes, or the list of pieces (strings, or lists of them) they are made of.
+local function joined(pieces)
+  local out = {}
+  for i = 1, #pieces do
+    local piece = pieces[i]
+    out[i] = type(piece) == "table" and joined(piece) or piece
+  end
+  return table.concat(out)
+end
+
 function M.frame_headers(frame)
   if type(frame) == "table" then
-    frame = table.concat(frame)
+    frame = joined(frame)
   end
   local headers = {}
   local at = #FRAME_MAGIC + 1

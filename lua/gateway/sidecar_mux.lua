@@ -15,6 +15,7 @@
 -- that the sidecar did not answer, and a sidecar that is gone is a 503. An idle link is closed
 -- after LINK_IDLE_S, so the sidecar's own idle timeout never cuts one under a question.
 local semaphore = require("ngx.semaphore")
+local contract = require("gateway.contract")
 local sidecar = require("gateway.sidecar_client")
 
 local M = {}
@@ -35,7 +36,16 @@ local NO_TIMER = "no timer for the sidecar link"
 -- timeout (75 s) closes it under a question that is being sent.
 local LINK_IDLE_S = 30
 
--- address -> link: { queue, inflight (first..last), running, sleeping, wake, http_until }
+-- Each question on a link carries a number (contract.frame_question_header), which the sidecar
+-- sends back with its answer: a question decided sooner is answered sooner, and a slow one (a
+-- token whose key set is being fetched) holds up no other. An answer without a number (a
+-- sidecar older than numbers, which answers in order) belongs to the oldest question in flight.
+local QUESTION_LINE = contract.frame_question_header .. ": "
+local QUESTION_KEY = contract.frame_question_header:lower()
+local MAX_NUMBER = 2 ^ 30
+
+-- address -> link: the queue, the questions in flight (by number, and in the order sent), the
+-- runner's state, the writer's and the reader's semaphores, and until when it speaks HTTP only.
 local links = {}
 
 local function link_for(address)
@@ -45,8 +55,11 @@ local function link_for(address)
       address = address,
       queue = {},
       inflight = {},
+      count = 0,
+      order = {},
       first = 1,
       last = 0,
+      number = 0,
       running = false,
       sleeping = false,
       wake = semaphore.new(),
@@ -63,16 +76,14 @@ end
 
 -- Fails every question on the link and in its queue back to its request.
 local function fail_all(link, why)
-  local inflight = link.inflight
-  for i = link.first, link.last do
-    local q = inflight[i]
-    inflight[i] = nil
+  for number, q in pairs(link.inflight) do
+    link.inflight[number] = nil
     if not q.abandoned then
       q.err = why
       q.sema:post(1)
     end
   end
-  link.first, link.last = 1, 0
+  link.count, link.order, link.first, link.last = 0, {}, 1, 0
   local queue = link.queue
   link.queue = {}
   for i = 1, #queue do
@@ -81,12 +92,37 @@ local function fail_all(link, why)
   end
 end
 
--- The reader: answers, in order, to the questions in flight. Returns why it stopped. It reads
--- only while a question is in flight (an idle link is not read, so it logs no read timeouts);
--- no answer for `read_ms` while one is means the sidecar is stuck, and the link ends.
+-- Takes the question an answer belongs to off the link: by the number the answer carries, else
+-- the oldest in flight. nil when no such question is in flight.
+local function answered(link, number)
+  local inflight, order = link.inflight, link.order
+  local first, last = link.first, link.last
+  -- Numbers answered out of order are dropped from the front as it catches up.
+  while first <= last and inflight[order[first]] == nil do
+    order[first] = nil
+    first = first + 1
+  end
+  if not number then
+    number = order[first]
+  end
+  local q = number and inflight[number]
+  if q then
+    inflight[number] = nil
+    link.count = link.count - 1
+  end
+  if link.count == 0 then
+    link.order, first, last = {}, 1, 0
+  end
+  link.first, link.last = first, last
+  return q
+end
+
+-- The reader: answers to the questions in flight. Returns why it stopped. It reads only while
+-- a question is in flight (an idle link is not read, so it logs no read timeouts); no answer
+-- for the auth timeout while one is means the sidecar is stuck, and the link ends.
 local function read_answers(link, sock)
   while true do
-    if link.first > link.last then
+    if link.count == 0 then
       link.reader_sleeping = true
       link.answers:wait(IDLE_S)
       link.reader_sleeping = false
@@ -114,16 +150,14 @@ local function read_answers(link, sock)
           return "answer: " .. tostring(err)
         end
       end
-      local at = link.first
-      local q = link.inflight[at]
-      link.inflight[at] = nil
-      link.first = at + 1
+      local header = sidecar.parse_frame_headers(sub(data, 1, head))
+      local number = header[QUESTION_KEY]
+      local q = answered(link, number and tonumber(number))
+      if not q then
+        return "an answer to no question in flight"
+      end
       if not q.abandoned then
-        q.res = {
-          status = status,
-          header = sidecar.parse_frame_headers(sub(data, 1, head)),
-          body = sub(data, head + 1),
-        }
+        q.res = { status = status, header = header, body = sub(data, head + 1) }
         q.sema:post(1)
       end
     end
@@ -139,6 +173,20 @@ local function reader(link, sock)
   end
 end
 
+-- The question as sent on the link: with its number, in the place its pieces keep for one
+-- (access.lua's frame_question: the magic, then that place). A question in one string (asked
+-- by anyone else) goes as it is, unnumbered.
+local function numbered(frame, number)
+  if type(frame) == "table" and frame[2] == "" then
+    frame[2] = { QUESTION_LINE, tostring(number), "\n" }
+    return frame
+  end
+  if type(frame) == "table" and type(frame[2]) == "table" then
+    frame[2][2] = tostring(number)
+  end
+  return frame
+end
+
 -- The writer: sends whatever the queue holds, all of it in one write, until the link fails.
 local function write_questions(link, sock)
   local last_sent = ngx.now()
@@ -151,7 +199,7 @@ local function write_questions(link, sock)
       link.sleeping = true
       link.wake:wait(IDLE_S)
       link.sleeping = false
-      if #link.queue == 0 and link.first > link.last then
+      if #link.queue == 0 and link.count == 0 then
         if ngx.worker.exiting() then
           return "worker exiting"
         end
@@ -163,13 +211,16 @@ local function write_questions(link, sock)
       last_sent = ngx.now()
       link.queue = {}
       local frames = {}
-      local last = link.last
+      local inflight, order, last, number = link.inflight, link.order, link.last, link.number
       for i = 1, #queue do
+        local q = queue[i]
+        number = number < MAX_NUMBER and number + 1 or 1
+        inflight[number] = q
         last = last + 1
-        link.inflight[last] = queue[i]
-        frames[i] = queue[i].frame
+        order[last] = number
+        frames[i] = numbered(q.frame, number)
       end
-      link.last = last
+      link.last, link.number, link.count = last, number, link.count + #queue
       local ok, err = sock:send(frames)
       if not ok then
         return "send: " .. tostring(err)
@@ -216,8 +267,8 @@ local function run(premature, link, timeout_ms)
 end
 
 -- One question on the worker's link. Returns the answer ({ status, header, body }), or nil and
--- why; `retry` is true when the link failed under the question (not a timeout), so asking again
--- on a connection of its own may still get an answer.
+-- why; `retry` is true when the link failed under the question (not a timeout), so asking again,
+-- on the link made anew, may still get an answer.
 local function ask_linked(link, frame, timeout_ms)
   if not link.running then
     local ok, err = ngx.timer.at(0, run, link, timeout_ms)
@@ -251,24 +302,29 @@ end
 -- time: a connection per request only for a sidecar that speaks HTTP alone.
 function M.ask(address, frame, timeout_ms)
   local link = link_for(address)
-  if ngx.now() < link.http_until then
-    return sidecar.ask_direct(address, frame, timeout_ms)
-  end
   local started = ngx.now()
-  local res, err, retry = ask_linked(link, frame, timeout_ms)
-  if res or not retry then
-    return res, err
+  local left = timeout_ms
+  local err = nil
+  for attempt = 1, 3 do
+    -- Found out on this link, now or a moment ago: a sidecar older than frames.
+    if ngx.now() < link.http_until or err == NO_TIMER then
+      return sidecar.ask_direct(address, frame, left)
+    end
+    if attempt == 3 then
+      break
+    end
+    local res, retry
+    res, err, retry = ask_linked(link, frame, left)
+    if res or not retry then
+      return res, err
+    end
+    ngx.update_time()
+    left = math.floor(timeout_ms - (ngx.now() - started) * 1000)
+    if left < 1 then
+      break
+    end
   end
-  ngx.update_time()
-  local left = math.floor(timeout_ms - (ngx.now() - started) * 1000)
-  if left < 1 then
-    return nil, err
-  end
-  if ngx.now() < link.http_until or err == NO_TIMER then
-    return sidecar.ask_direct(address, frame, left)
-  end
-  res, err = ask_linked(link, frame, left)
-  return res, err
+  return nil, err
 end
 
 return M

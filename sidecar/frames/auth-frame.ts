@@ -1,16 +1,19 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { FRAME_QUESTION_HEADER } from '../../common/contract.js';
 import type { AuthAnswer, AuthQuestion } from '../auth/auth-route.js';
 
 /**
  * The auth frame: how nginx's Lua code asks `/auth` on the sidecar's own socket, one hop,
- * without an HTTP exchange on either side (docs/decisions/20261125-auth-frames.md). Text,
- * one question at a time per connection, like HTTP keep-alive:
+ * without an HTTP exchange on either side (docs/decisions/20261125-auth-frames.md). Text:
  *
  *   question:  "GWA1\n" then "Name: value\n" per header, then "\n"
  *   answer:    "GWA1 <status> <header bytes> <body bytes>\n", the header lines, the body
  *
  * The header lines are those of the HTTP answer (names lower-case), so Lua reads one line and
- * one block of known length instead of an HTTP response line by line.
+ * one block of known length instead of an HTTP response line by line. Questions may follow one
+ * another without waiting (20261127-shared-sidecar-connection.md): an unnumbered one is
+ * answered after those before it, a numbered one (`X-Gateway-Question: <n>`) as soon as it is
+ * decided, with `x-gateway-question: <n>` first among its answer's header lines.
  */
 export const FRAME_MAGIC = 'GWA1\n';
 
@@ -97,12 +100,16 @@ export function couldBeFrame(buffer: Buffer): boolean {
   return buffer.toString('latin1', 0, n) === FRAME_MAGIC.slice(0, n);
 }
 
+/** The answer's line that carries a numbered question's number back (FRAME_QUESTION_HEADER). */
+const QUESTION_LINE = `${FRAME_QUESTION_HEADER.toLowerCase()}: `;
+
 /**
- * The bytes of an answer. A header that could split the frame is a bug upstream of here: it
- * throws (the caller answers 500), as Node's writeHead throws on the same values.
+ * The bytes of an answer, with the question's number when it had one. A header that could
+ * split the frame is a bug upstream of here: it throws (the caller answers 500), as Node's
+ * writeHead throws on the same values.
  */
-export function formatAnswer(answer: AuthAnswer): Buffer {
-  let head = '';
+export function formatAnswer(answer: AuthAnswer, questionNumber: string | null = null): Buffer {
+  let head = questionNumber === null ? '' : `${QUESTION_LINE}${questionNumber}\n`;
   for (const name in answer.headers) {
     const value = answer.headers[name]!;
     const key = lowerName(name);

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { FRAME_QUESTION_HEADER } from '../../common/contract.js';
 import type { AuthAnswer, AuthQuestion } from '../auth/auth-route.js';
 import { asciiJson, INTERNAL_ERROR_BODY } from '../errors/api-error.js';
 import type { Logger } from '../log.js';
@@ -18,6 +19,22 @@ interface FrameConnection {
   busy: boolean;
   /** The server is closing: end the connection once its questions are answered. */
   closing: boolean;
+}
+
+interface Slot {
+  /** The answer's bytes once decided. */
+  bytes: Buffer | null;
+  /** The question carried a number: its answer may go before those of earlier questions. */
+  numbered: boolean;
+}
+
+const QUESTION_NUMBER = /^[0-9]{1,10}$/;
+const QUESTION_KEY = FRAME_QUESTION_HEADER.toLowerCase();
+
+/** The question's number, when it carries a well-formed one (anything else: unnumbered). */
+function questionNumber(question: AuthQuestion): string | null {
+  const value = question.headers[QUESTION_KEY];
+  return typeof value === 'string' && QUESTION_NUMBER.test(value) ? value : null;
 }
 
 /**
@@ -80,26 +97,35 @@ export function acceptAuthFrames(
     let buffer: Buffer = first;
     // Questions may be pipelined (nginx's Lua code sends all of a worker's waiting questions in
     // one write): each is decided as soon as it has arrived, so they share the client
-    // directory's batch, and answered in the order asked. Answers ready together go out in one
-    // write, once the microtasks that made them have run (a batch's answers settle together).
-    const slots: { bytes: Buffer | null }[] = [];
+    // directory's batch. A numbered question (FRAME_QUESTION_HEADER) is answered as soon as it
+    // is decided, its number sent back, so a slow decision (a token whose key set is being
+    // fetched) holds up no other; an unnumbered one (an older nginx) after every question
+    // asked before it. Answers ready together go out in one write, once the microtasks that
+    // made them have run (a batch's answers settle together).
+    const slots: Slot[] = [];
     let flushQueued = false;
     /** No question after a malformed one is read: its 400 is the connection's last answer. */
     let ending = false;
     const flush = (): void => {
       flushQueued = false;
       if (socket.destroyed) return;
-      let ready = 0;
-      while (ready < slots.length && slots[ready]!.bytes !== null) ready += 1;
-      if (ready > 0) {
-        const out = slots.splice(0, ready).map((s) => s.bytes!);
-        socket.write(out.length === 1 ? out[0]! : Buffer.concat(out));
+      const out: Buffer[] = [];
+      let inOrder = true;
+      let kept = 0;
+      for (const slot of slots) {
+        if (slot.bytes !== null && (inOrder || slot.numbered)) out.push(slot.bytes);
+        else {
+          inOrder = false;
+          slots[kept++] = slot;
+        }
       }
+      slots.length = kept;
+      if (out.length > 0) socket.write(out.length === 1 ? out[0]! : Buffer.concat(out));
       pump();
       state.busy = slots.length > 0;
       if (!state.busy && (ending || state.closing)) socket.end();
     };
-    const answered = (slot: { bytes: Buffer | null }, bytes: Buffer): void => {
+    const answered = (slot: Slot, bytes: Buffer): void => {
       slot.bytes = bytes;
       if (flushQueued) return;
       flushQueued = true;
@@ -109,7 +135,8 @@ export function acceptAuthFrames(
       while (!ending && !socket.destroyed && slots.length < MAX_PIPELINED) {
         const parsed = parseQuestion(buffer);
         if (parsed.kind === 'incomplete') return;
-        const slot: { bytes: Buffer | null } = { bytes: null };
+        const number = parsed.kind === 'question' ? questionNumber(parsed.question) : null;
+        const slot: Slot = { bytes: null, numbered: number !== null };
         slots.push(slot);
         state.busy = true;
         if (parsed.kind === 'invalid') {
@@ -124,10 +151,11 @@ export function acceptAuthFrames(
         }
         buffer = parsed.rest;
         decide(parsed.question)
-          .then(formatAnswer)
+          .then((answer) => formatAnswer(answer, number))
           .catch((err: unknown) => {
             log.error('unexpected error in /auth', { error: (err as Error).message });
-            return formatAnswer({ status: 500, headers: {}, body: asciiJson(INTERNAL_ERROR_BODY) });
+            const body = asciiJson(INTERNAL_ERROR_BODY);
+            return formatAnswer({ status: 500, headers: {}, body }, number);
           })
           .then((bytes) => answered(slot, bytes));
       }

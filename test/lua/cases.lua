@@ -356,6 +356,16 @@ case("sidecar_client: status lines, header lines and chunk sizes", function()
   eq(sidecar.parse_chunk_size(nil), nil, "the socket gave no line")
 end)
 
+case("sidecar: a question's headers back from its frame, in one string or in pieces", function()
+  local pieces = { "GWA1\n", { "X-Gateway-Question: ", "12", "\n" }, "X-A: b\n", "Authorization: apk 1.x\n", "\n" }
+  for _, frame in ipairs({ pieces, table.concat({ "GWA1\n", "X-Gateway-Question: 12\n", "X-A: b\n", "Authorization: apk 1.x\n", "\n" }) }) do
+    local h = sidecar.frame_headers(frame)
+    eq(#h, 3, "headers")
+    eq(h[1][1] .. "=" .. h[1][2], "X-Gateway-Question=12", "first")
+    eq(h[3][1] .. "=" .. h[3][2], "Authorization=apk 1.x", "last")
+  end
+end)
+
 case("sidecar_client: auth frames, built and read", function()
   eq(sidecar.build_frame({ { "Authorization", "apk 1.x" }, { "X-A", "b" } }),
     "GWA1\nAuthorization: apk 1.x\nX-A: b\n\n")

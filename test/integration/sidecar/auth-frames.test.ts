@@ -133,6 +133,29 @@ describe('/auth in auth frames', () => {
     socket.destroy();
   });
 
+  test('numbered questions are answered as soon as decided, each with its number back', async () => {
+    // A key waits for the database batch; a question without a credential is decided at once.
+    const socket = await open();
+    const next = frameReader(socket);
+    const key = ['Authorization', `apk ${user.token}`] as [string, string];
+    socket.write(
+      question([['X-Gateway-Question', '7'], key]) +
+        question([['X-Gateway-Question', '8']]) +
+        question([key]),
+    );
+    const first = await next();
+    expect(first.headers['x-gateway-question']).toBe('8');
+    expect(first.status).toBe(401);
+    const second = await next();
+    expect(second.headers['x-gateway-question']).toBe('7');
+    expect(second.status).toBe(204);
+    // An unnumbered question (an older nginx) is answered after every one before it, unnumbered.
+    const third = await next();
+    expect(third.status).toBe(204);
+    expect(third.headers['x-gateway-question']).toBeUndefined();
+    socket.destroy();
+  });
+
   test('a malformed frame after pipelined questions: those are answered, then the 400, then the end', async () => {
     const socket = await open();
     const next = frameReader(socket);

@@ -44,6 +44,17 @@ describe('key records (what nginx may keep about an API key id)', () => {
     expect(JSON.stringify(headers)).not.toContain('current');
   });
 
+  test('a row is made into a record, and a record into headers, once: a batch shares them', () => {
+    const client = row(9, { secret: 'shared' });
+    const record = keyRecordOf(9, client);
+    expect(keyRecordOf(9, client)).toBe(record);
+    expect(keyRecordHeaders(record)).toBe(keyRecordHeaders(record));
+    // Another read of the same client is another row: its own record, equal in content.
+    const again = keyRecordOf(9, row(9, { secret: 'shared' }));
+    expect(again).not.toBe(record);
+    expect(again).toEqual(record);
+  });
+
   test('a client without a key, or a previous hash without its grace end: nothing about them', () => {
     const client = row(8, { apiClientId: 'robot@idp' });
     client.keyHash = null;
