@@ -15,17 +15,18 @@ const IDLE_MS = 75_000;
  */
 const MAX_PIPELINED = 1024;
 
-interface FrameConnection {
-  busy: boolean;
-  /** The server is closing: end the connection once its questions are answered. */
-  closing: boolean;
-}
-
 interface Slot {
   /** The answer's bytes once decided. */
   bytes: Buffer | null;
   /** The question carried a number: its answer may go before those of earlier questions. */
   numbered: boolean;
+}
+
+interface FrameConnection {
+  /** Questions read and not yet answered, in the order asked: busy while there are any. */
+  slots: Slot[];
+  /** The server is closing: end the connection once its questions are answered. */
+  closing: boolean;
 }
 
 const QUESTION_NUMBER = /^[0-9]{1,10}$/;
@@ -88,7 +89,7 @@ export function acceptAuthFrames(
 
   function serveFrames(socket: Socket, first: Buffer): void {
     opened();
-    const state: FrameConnection = { busy: false, closing: false };
+    const state: FrameConnection = { slots: [], closing: false };
     frames.set(socket, state);
     socket.once('close', () => frames.delete(socket));
     // A peer that resets mid-answer is not the sidecar's fault: nothing to report.
@@ -102,7 +103,7 @@ export function acceptAuthFrames(
     // fetched) holds up no other; an unnumbered one (an older nginx) after every question
     // asked before it. Answers ready together go out in one write, once the microtasks that
     // made them have run (a batch's answers settle together).
-    const slots: Slot[] = [];
+    const slots = state.slots;
     let flushQueued = false;
     /** No question after a malformed one is read: its 400 is the connection's last answer. */
     let ending = false;
@@ -122,8 +123,7 @@ export function acceptAuthFrames(
       slots.length = kept;
       if (out.length > 0) socket.write(out.length === 1 ? out[0]! : Buffer.concat(out));
       pump();
-      state.busy = slots.length > 0;
-      if (!state.busy && (ending || state.closing)) socket.end();
+      if (slots.length === 0 && (ending || state.closing)) socket.end();
     };
     const answered = (slot: Slot, bytes: Buffer): void => {
       slot.bytes = bytes;
@@ -138,7 +138,6 @@ export function acceptAuthFrames(
         const number = parsed.kind === 'question' ? questionNumber(parsed.question) : null;
         const slot: Slot = { bytes: null, numbered: number !== null };
         slots.push(slot);
-        state.busy = true;
         if (parsed.kind === 'invalid') {
           log.warn('refused a malformed auth frame', { reason: parsed.reason });
           const body = asciiJson({
@@ -169,7 +168,7 @@ export function acceptAuthFrames(
     // the connection ends. Node's HTTP server allows half-open sockets, so without this it
     // stayed open until the idle timeout.
     socket.on('end', () => {
-      if (state.busy) state.closing = true;
+      if (state.slots.length > 0) state.closing = true;
       else socket.end();
     });
     pump();
@@ -182,7 +181,7 @@ export function acceptAuthFrames(
     closeIdle();
     for (const socket of undecided) socket.destroy();
     for (const [socket, state] of frames) {
-      if (state.busy) state.closing = true;
+      if (state.slots.length > 0) state.closing = true;
       else socket.destroy();
     }
   };
