@@ -132,6 +132,7 @@ function M.parse_address(address)
 end
 
 local CONNECT_TIMEOUT_MS = 2000
+M.CONNECT_TIMEOUT_MS = CONNECT_TIMEOUT_MS
 
 -- Connects (to `pool` when given), sends `bytes` and reads the first line of the answer.
 -- Returns the socket and that line, or nil, a reason (`what` names the line) and whether the
@@ -286,8 +287,7 @@ function M.build_frame(headers)
   return FRAME_MAGIC .. lines .. "\n"
 end
 
--- Pure: a question's headers back as {name, value} pairs (to ask a sidecar without frames).
--- `frame` is its bytes, or the list of pieces (strings, or lists of them) they are made of.
+-- Pure: a frame's pieces (strings, or lists of them) as one string.
 local function joined(pieces)
   local out = {}
   for i = 1, #pieces do
@@ -297,6 +297,8 @@ local function joined(pieces)
   return table.concat(out)
 end
 
+-- Pure: a question's headers back as {name, value} pairs (to ask a sidecar without frames).
+-- `frame` is its bytes, or the list of pieces they are made of.
 function M.frame_headers(frame)
   if type(frame) == "table" then
     frame = joined(frame)
@@ -355,30 +357,27 @@ end
 -- worker asks it in HTTP for a while, then tries frames again.
 local HTTP_ONLY_S = 60
 local http_only_until = 0
+M.HTTP_ONLY_S = HTTP_ONLY_S
 
--- One frame question on a pooled or new connection; as attempt(), plus the answer.
-local function frame_attempt(host, port, frame, timeout_ms, pool)
-  local sock, line, final = first_line(host, port, frame, timeout_ms, pool, "frame line")
-  if not sock then
-    return nil, line, final
-  end
+-- The rest of one answer whose first line is `line`, off `sock`: { status, header, body }, or
+-- nil and why ("http" when the sidecar answered in HTTP: it predates frames). The caller owns
+-- the socket, closing it on a failure. Shared by a connection of its own and the worker's
+-- shared one (sidecar_mux.lua).
+function M.read_frame_answer(sock, line)
   local status, head, body = M.parse_frame_line(line)
   if not status then
-    sock:close()
     if sub(line, 1, 5) == "HTTP/" then
-      return nil, "http", true
+      return nil, "http"
     end
-    return nil, "frame line: " .. line, true
+    return nil, "frame line: " .. line
   end
   local data, err = "", nil
   if head + body > 0 then
     data, err = sock:receive(head + body)
     if not data then
-      sock:close()
-      return nil, "frame: " .. tostring(err), true
+      return nil, "frame: " .. tostring(err)
     end
   end
-  sock:setkeepalive(KEEPALIVE_MS, POOL_SIZE)
   return {
     status = status,
     header = M.parse_frame_headers(sub(data, 1, head)),
@@ -386,8 +385,24 @@ local function frame_attempt(host, port, frame, timeout_ms, pool)
   }
 end
 
--- The one hop: asks /auth at `address` (the sidecar's own socket) with `frame` (build_frame's
--- bytes, or a list of pieces); the answer is shaped as ask()'s. A sidecar that speaks only HTTP is asked in HTTP.
+-- One frame question on a pooled or new connection; as attempt(), plus the answer.
+local function frame_attempt(host, port, frame, timeout_ms, pool)
+  local sock, line, final = first_line(host, port, frame, timeout_ms, pool, "frame line")
+  if not sock then
+    return nil, line, final
+  end
+  local res, why = M.read_frame_answer(sock, line)
+  if not res then
+    sock:close()
+    return nil, why, true
+  end
+  sock:setkeepalive(KEEPALIVE_MS, POOL_SIZE)
+  return res
+end
+
+-- The one hop on a connection of its own: asks /auth at `address` (the sidecar's own socket)
+-- with `frame` (build_frame's bytes, or a list of pieces); the answer is shaped as ask()'s. A
+-- sidecar that speaks only HTTP is asked in HTTP.
 function M.ask_direct(address, frame, timeout_ms)
   if ngx.now() < http_only_until then
     return M.ask(address, "/auth", M.frame_headers(frame), timeout_ms)

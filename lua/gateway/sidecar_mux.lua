@@ -1,33 +1,34 @@
 -- The one hop, shared: each worker keeps one connection to the sidecar's own socket, and every
 -- request of that worker that asks the sidecar goes through it. Questions that wait at the same
--- time go out in one write; the sidecar decides them together (one PostgreSQL batch) and sends
--- their answers back in the order asked, in one write (sidecar/frames/frame-listener.ts).
--- With a connection per request, each question cost a write, a read and a wake-up on both
--- sides, and under load those, not the decision, were most of nginx's and the sidecar's time
+-- time go out in one write, each with a number; the sidecar decides them together (one
+-- PostgreSQL batch) and sends each answer back, with its question's number, as soon as it is
+-- decided, the answers ready together in one write (sidecar/frames/frame-listener.ts). With a
+-- connection per request, each question cost a write, a read and a wake-up on both sides, and
+-- under load those, not the decision, were most of nginx's and the sidecar's time
 -- (docs/decisions/20261127-shared-sidecar-connection.md).
 --
 -- Shape: the link's runner is a timer (a cosocket belongs to the context that made it, and a
 -- timer outlives the requests): it writes what the queue holds and a light thread of its own
--- reads the answers, first in first out. A request puts its question on the queue and waits on
--- a semaphore of its own, at most its timeout; one that gave up stays in line (so the answers
--- stay matched) and its answer is dropped. When the connection fails, every question on it is
--- failed back to its request, which asks once more on the link made anew: nothing is answered
--- that the sidecar did not answer, and a sidecar that is gone is a 503. An idle link is closed
--- after LINK_IDLE_S, so the sidecar's own idle timeout never cuts one under a question.
+-- reads the answers, handing each to the question whose number it carries. A request puts its
+-- question on the queue and waits on a semaphore of its own, at most its timeout; one that gave
+-- up stays in flight until its answer comes, which is then dropped. When the connection fails,
+-- every question on it is failed back to its request, which asks once more on the link made
+-- anew: nothing is answered that the sidecar did not answer, and a sidecar that is gone is a
+-- 503. An idle link is closed after LINK_IDLE_S, so the sidecar's own idle timeout never cuts
+-- one under a question.
 local semaphore = require("ngx.semaphore")
 local contract = require("gateway.contract")
 local sidecar = require("gateway.sidecar_client")
 
 local M = {}
 
-local sub = string.sub
-
 -- How often an idle link looks up: a worker that is exiting (reload, quit) is not held.
 local IDLE_S = 1
-local CONNECT_TIMEOUT_MS = 2000
+local CONNECT_TIMEOUT_MS = sidecar.CONNECT_TIMEOUT_MS
 -- A sidecar that answers frames in HTTP predates frames: this worker asks it on connections
--- of its own (ask_direct, which speaks HTTP to it) for this long, then tries again.
-local HTTP_ONLY_S = 60
+-- of its own (ask_direct, which speaks HTTP to it) for as long as ask_direct would, then tries
+-- the link again.
+local HTTP_ONLY_S = sidecar.HTTP_ONLY_S
 
 -- Why a question was not asked on the link: no timer could be started for it (the worker's
 -- timers are all taken); it is asked on a connection of its own.
@@ -134,30 +135,21 @@ local function read_answers(link, sock)
       if not line then
         return "answer line: " .. tostring(err)
       end
-      local status, head, body = sidecar.parse_frame_line(line)
-      if not status then
-        if sub(line, 1, 5) == "HTTP/" then
+      local res, why = sidecar.read_frame_answer(sock, line)
+      if not res then
+        if why == "http" then
           link.http_until = ngx.now() + HTTP_ONLY_S
           ngx.log(ngx.WARN, "the sidecar at ", link.address, " answers HTTP only; asking it in HTTP")
-          return "http"
         end
-        return "answer line: " .. line
+        return why
       end
-      local data = ""
-      if head + body > 0 then
-        data, err = sock:receive(head + body)
-        if not data then
-          return "answer: " .. tostring(err)
-        end
-      end
-      local header = sidecar.parse_frame_headers(sub(data, 1, head))
-      local number = header[QUESTION_KEY]
+      local number = res.header[QUESTION_KEY]
       local q = answered(link, number and tonumber(number))
       if not q then
         return "an answer to no question in flight"
       end
       if not q.abandoned then
-        q.res = { status = status, header = header, body = sub(data, head + 1) }
+        q.res = res
         q.sema:post(1)
       end
     end
