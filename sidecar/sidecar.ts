@@ -58,12 +58,17 @@ export async function startSidecar(
   // Read first: a bad OIDC_* value stops the start-up before anything waits for the database.
   const oidc = readOidcSettings(env);
   const usage = readUsageSettings(env);
-  // The auth pool's named statements are the /auth look-ups: one plan each, made once.
-  const pool = createPool(config.databaseUrl, log, { genericPlans: true });
+  // The auth pool's named statements are the /auth look-ups: one plan each, made once. Two
+  // connections stay open, so a miss after a quiet spell does not wait for a new one.
+  const pool = createPool(config.databaseUrl, log, { genericPlans: true, min: 2 });
   // Management gets its own, smaller pool: /auth never queues for a connection behind it.
   const managementPool = createPool(config.databaseUrl, log, { max: 4 });
+  // So do the writes made after answering (last use, failure and usage counts): a look-up
+  // never waits behind one, nor opens a connection because one holds its own through a
+  // commit (docs/decisions/20261127-background-writes-pool.md).
+  const writesPool = createPool(config.databaseUrl, log, { max: 2, asyncCommit: true });
   const metrics = new SidecarMetrics();
-  instrumentPools(metrics, { auth: pool, management: managementPool });
+  instrumentPools(metrics, { auth: pool, management: managementPool, writes: writesPool });
   if (config.controlSocket) registerNginxCounters(metrics, config.controlSocket);
   // Up before the database wait: live at once, and ready (200) only once migrated, serving
   // and, with an nginx to push to, while that nginx answers; not ready from the moment it stops.
@@ -126,17 +131,17 @@ export async function startSidecar(
   listener.start();
   // Written off the /auth path: last use at most once a minute per client, failure counts
   // every few seconds (docs/decisions/20261123-key-lifecycle.md, 20261123-audit-trail.md).
-  const lastUsed = new LastUsedRecorder(new ClientStore(pool), log, clock);
-  const failures = new AuthFailureCounter(pool, log, clock, {
+  const lastUsed = new LastUsedRecorder(new ClientStore(writesPool), log, clock);
+  const failures = new AuthFailureCounter(writesPool, log, clock, {
     ...(failureFlushMs !== undefined ? { flushMs: failureFlushMs } : {}),
     ...(control ? { nginx: control } : {}),
   });
   failures.start();
   // Requests per client: nginx counts them, this sidecar writes its nginx's counts per minute
   // and every sidecar prunes past the retention (docs/decisions/20261125-rate-limits-and-usage.md).
-  const recorder = control ? new UsageRecorder(pool, control, log, usage.flushMs) : null;
+  const recorder = control ? new UsageRecorder(writesPool, control, log, usage.flushMs) : null;
   recorder?.start();
-  const pruner = new UsagePruner(pool, log, usage.retentionDays, usage.pruneIntervalMs, clock);
+  const pruner = new UsagePruner(writesPool, log, usage.retentionDays, usage.pruneIntervalMs, clock);
   pruner.start();
   const server = createSidecarServer({
     pool,
@@ -176,7 +181,7 @@ export async function startSidecar(
       await invalidator.all();
       // What was noted in memory goes to the database before the pools close.
       await Promise.all([lastUsed.close(), failures.close(), recorder?.close(), pruner.stop()]);
-      await Promise.all([pool.end(), managementPool.end()]);
+      await Promise.all([pool.end(), managementPool.end(), writesPool.end()]);
     },
   };
 }
