@@ -58,8 +58,8 @@ export async function startSidecar(
   // Read first: a bad OIDC_* value stops the start-up before anything waits for the database.
   const oidc = readOidcSettings(env);
   const usage = readUsageSettings(env);
-  // The auth pool's named statements are the /auth look-ups: one plan each, made once. Two
-  // connections stay open, so a miss after a quiet spell does not wait for a new one.
+  // The auth pool's named statements are the /auth look-ups: one plan each, made once. Its
+  // last two connections stay open, so a miss after a quiet spell does not wait for a new one.
   const pool = createPool(config.databaseUrl, log, { genericPlans: true, min: 2 });
   // Management gets its own, smaller pool: /auth never queues for a connection behind it.
   const managementPool = createPool(config.databaseUrl, log, { max: 4 });
@@ -141,7 +141,13 @@ export async function startSidecar(
   // and every sidecar prunes past the retention (docs/decisions/20261125-rate-limits-and-usage.md).
   const recorder = control ? new UsageRecorder(writesPool, control, log, usage.flushMs) : null;
   recorder?.start();
-  const pruner = new UsagePruner(writesPool, log, usage.retentionDays, usage.pruneIntervalMs, clock);
+  const pruner = new UsagePruner(
+    writesPool,
+    log,
+    usage.retentionDays,
+    usage.pruneIntervalMs,
+    clock,
+  );
   pruner.start();
   const server = createSidecarServer({
     pool,
