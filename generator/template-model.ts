@@ -13,7 +13,7 @@ import {
 import { answerBody, NGINX_ERROR_PAGES } from '../common/gateway-errors.js';
 import { inConfigDir, LAYOUT } from './layout.js';
 import { flag, jsonLiteral, quoted, quotedThenVariable } from './nginx-literal.js';
-import { IPV4, UNIX_SOCKET } from './patterns.js';
+import { DNS_NAME, IPV4, UNIX_SOCKET } from './patterns.js';
 import type { Settings } from './settings-schema.js';
 
 /** One nginx directive argument pair, e.g. `proxy_set_header <name> <value>`. */
@@ -125,8 +125,16 @@ export interface DecisionCacheModel {
   budgetsDict: string;
   /** Rate-limit windows and per-client request counts. */
   limitsDict: string;
-  /** `set $gateway_sidecar "unix:..."`: the sidecar for one-hop asks; empty: via the control socket. */
+  /**
+   * `set $gateway_sidecar "..."`: the sidecar for one-hop asks (a unix socket, an IPv4 literal,
+   * or a DNS name resolved in the master); empty: via the control socket.
+   */
   sidecar: NameValue;
+  /**
+   * What `init_by_lua` passes to `gateway.init.master`: the sidecar's address when it is a DNS
+   * name (a Lua string literal, for the master to resolve), else nothing.
+   */
+  masterArgument: string;
   /** `set $gateway_auth_timeout_ms <n>`: the one-hop ask's timeouts. */
   authTimeout: NameValue;
   /** `set $gateway_failure_budget "<per key id> <per address> <window s>"`. */
@@ -260,6 +268,7 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       budgetsDict: NGINX_NAMES.budgetsDict,
       limitsDict: NGINX_NAMES.limitsDict,
       sidecar: { name: NGINX_NAMES.sidecarVariable, value: quoted(directSidecar(settings)) },
+      masterArgument: sidecarName(settings) ? quoted(settings.upstreams.sidecar) : '',
       authTimeout: {
         name: NGINX_NAMES.authTimeoutVariable,
         value: String(settings.timeouts.auth_ms),
@@ -333,17 +342,25 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
 }
 
 /**
- * Where the Lua code can reach the sidecar by itself: a unix socket or an IP literal, which a
- * cosocket connects to without a resolver. A DNS name (the containers' `gateway:8081`) would
- * need nginx's `resolver`: empty, and the Lua code asks through the control socket's /auth,
- * where nginx's upstream resolves it (one hop more).
+ * Where the Lua code can reach the sidecar by itself: a unix socket or an IPv4 literal, which a
+ * cosocket connects to as written, or a DNS name (the containers' `gateway:8081`), which nginx's
+ * master resolves when it loads the configuration, as it resolves the same name in the
+ * upstream block (lua/gateway/sidecar_address.lua). An IPv6 literal: empty, and the Lua code
+ * asks through the control socket's /auth (one hop more).
  */
 function directSidecar(settings: Settings): string {
   const address = settings.upstreams.sidecar;
   if (UNIX_SOCKET.test(address)) return address;
   const host = address.slice(0, address.lastIndexOf(':'));
-  if (IPV4.test(host)) return address;
+  if (IPV4.test(host) || sidecarName(settings)) return address;
   return '';
+}
+
+/** True when the sidecar's address is `host:port` with a DNS name. */
+function sidecarName(settings: Settings): boolean {
+  const address = settings.upstreams.sidecar;
+  const host = address.slice(0, address.lastIndexOf(':'));
+  return !UNIX_SOCKET.test(address) && DNS_NAME.test(host) && !IPV4.test(host);
 }
 
 /**

@@ -14,6 +14,7 @@ local request_check = require("gateway.request_check")
 local respond = require("gateway.respond")
 local sha256 = require("gateway.sha256")
 local sidecar = require("gateway.sidecar_client")
+local sidecar_address = require("gateway.sidecar_address")
 local sidecar_mux = require("gateway.sidecar_mux")
 local usage = require("gateway.usage")
 
@@ -256,8 +257,9 @@ end
 -- (true: in an auth frame), else through the control socket (HTTP).
 local function sidecar_target()
   local var = ngx.var
-  local direct = var[contract.sidecar_variable]
-  if direct and direct ~= "" then
+  local configured = var[contract.sidecar_variable]
+  local direct = configured and configured ~= "" and sidecar_address.direct(configured)
+  if direct then
     return direct, tonumber(var[contract.auth_timeout_variable]) or DEFAULT_ASK_TIMEOUT_MS, true
   end
   return var[contract.control_socket_variable], CONTROL_ASK_TIMEOUT_MS, false

@@ -1,10 +1,14 @@
 -- Runs once in nginx's master (init_by_lua), before the workers fork: the hashing secret is
 -- made here so that every worker shares it, and every module is loaded here so that workers,
 -- which run as an unprivileged user, never need to read the Lua sources themselves.
+-- `sidecar`: the sidecar's address when it is a DNS name, resolved here for the one-hop asks.
 local M = {}
 
-function M.master()
+function M.master(sidecar)
   require("gateway.keying").init()
+  if sidecar then
+    require("gateway.sidecar_address").resolve_at_start(sidecar)
+  end
   require("gateway.access")
   require("gateway.budget")
   require("gateway.keys")

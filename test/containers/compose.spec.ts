@@ -145,6 +145,9 @@ describe('docker-compose.yml', () => {
       /^gateway_auth_decisions_total\{method="apk",result="allowed"\} [1-9]/m,
     );
     expect(metrics).not.toContain(key.split('.')[1]);
+    // nginx knows the sidecar by name (gateway:8081) and asked it in one hop, on its own
+    // socket (lua/gateway/sidecar_address.lua), not through the control socket.
+    expect(metrics).toMatch(/^gateway_auth_frame_connections_total [1-9]/m);
 
     // Four services, all healthy; only the proxy publishes a port, on the address asked for.
     const docker = (await engine()).container.dockerode;

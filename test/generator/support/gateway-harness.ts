@@ -61,6 +61,8 @@ export interface GatewayOptions {
   settings?: RawSettings;
   /** Runs after the directory is complete and before nginx starts (hand edits). */
   beforeStart?: (configDir: string) => Promise<void>;
+  /** How the settings name the stub sidecar's host: an IPv4 literal (default) or a name. */
+  sidecarHost?: string;
 }
 
 export async function startGateway(options: GatewayOptions = {}): Promise<GatewayUnderTest> {
@@ -85,7 +87,10 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
       https_port: httpsPort,
       http_redirect_port: httpPort,
       config_dir: configDir,
-      upstreams: { app: `127.0.0.1:${stubApp.port}`, sidecar: `127.0.0.1:${stubSidecar.port}` },
+      upstreams: {
+        app: `127.0.0.1:${stubApp.port}`,
+        sidecar: `${options.sidecarHost ?? '127.0.0.1'}:${stubSidecar.port}`,
+      },
     },
   });
   await ensureConfigDir(configDir, settings);

@@ -10,6 +10,8 @@ export interface SeenRequest {
   url: string;
   headers: IncomingHttpHeaders;
   body: string;
+  /** True for a question that came as an auth frame: from the Lua code, in one hop. */
+  frame?: boolean;
 }
 
 export type StubHandler = (request: SeenRequest, response: ServerResponse) => void;
@@ -101,7 +103,13 @@ export function sendJson(
 /** A frame question run through the stub's HTTP handler, seen as `GET /auth`. */
 function answerFrame(stub: StubServer, question: AuthQuestion): Promise<AuthAnswer> {
   return new Promise((resolve) => {
-    const seen: SeenRequest = { method: 'GET', url: '/auth', headers: question.headers, body: '' };
+    const seen: SeenRequest = {
+      method: 'GET',
+      url: '/auth',
+      headers: question.headers,
+      body: '',
+      frame: true,
+    };
     stub.requests.push(seen);
     let status = 200;
     let headers: Record<string, string> = {};

@@ -148,19 +148,27 @@ describe('the miss path (docs/decisions/20261125-miss-path.md)', () => {
     expect(model.failuresPath).toBe('/failures');
   });
 
-  test('the Lua code asks a sidecar on a unix socket or an IPv4 address directly, by a DNS name through the control socket', () => {
-    const sidecarOf = (sidecar: string) =>
-      defaultConfModel(parseSettings({ upstreams: { sidecar } })).decisionCache.sidecar;
+  test('the Lua code asks a sidecar directly on a unix socket, an IPv4 address or a DNS name the master resolves; an IPv6 literal through the control socket', () => {
+    const cacheOf = (sidecar: string) =>
+      defaultConfModel(parseSettings({ upstreams: { sidecar } })).decisionCache;
+    const sidecarOf = (sidecar: string) => cacheOf(sidecar).sidecar;
+    const masterOf = (sidecar: string) => cacheOf(sidecar).masterArgument;
     expect(sidecarOf('unix:/run/gw/sidecar.sock')).toEqual({
       name: '$gateway_sidecar',
       value: '"unix:/run/gw/sidecar.sock"',
     });
     expect(sidecarOf('10.1.2.3:8081').value).toBe('"10.1.2.3:8081"');
     expect(model.decisionCache.sidecar.value).toBe('"127.0.0.1:8081"');
-    expect(sidecarOf('gateway:8081').value).toBe('""');
+    expect(sidecarOf('gateway:8081').value).toBe('"gateway:8081"');
     // A name that merely looks like digits in places is still a name.
-    expect(sidecarOf('10.1.2.3.example:8081').value).toBe('""');
+    expect(sidecarOf('10.1.2.3.example:8081').value).toBe('"10.1.2.3.example:8081"');
     expect(sidecarOf('[::1]:8081').value).toBe('""');
+    // Only a name is handed to the master to resolve (init_by_lua).
+    expect(masterOf('gateway:8081')).toBe('"gateway:8081"');
+    expect(masterOf('10.1.2.3.example:8081')).toBe('"10.1.2.3.example:8081"');
+    expect(model.decisionCache.masterArgument).toBe('');
+    expect(masterOf('unix:/run/gw/sidecar.sock')).toBe('');
+    expect(masterOf('[::1]:8081')).toBe('');
   });
 
   test('the ask times out after timeouts.auth_ms; budgets as "<per key id> <per address> <window>"', () => {
