@@ -203,6 +203,7 @@ const SIDECAR_HEADERS: NameValue[] = FORWARDED_TO_SIDECAR.map(({ header, variabl
 export function defaultConfModel(settings: Settings): DefaultConfModel {
   const oidc = settings.open_id_connect;
   const portSuffix = settings.https_port === 443 ? '' : `:${settings.https_port}`;
+  const direct = directSidecar(settings);
   const securityHeaders: NameValue[] =
     settings.hsts_max_age_s > 0
       ? [{ name: 'Strict-Transport-Security', value: quoted(`max-age=${settings.hsts_max_age_s}`) }]
@@ -267,8 +268,8 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       keysDict: NGINX_NAMES.keysDict,
       budgetsDict: NGINX_NAMES.budgetsDict,
       limitsDict: NGINX_NAMES.limitsDict,
-      sidecar: { name: NGINX_NAMES.sidecarVariable, value: quoted(directSidecar(settings)) },
-      masterArgument: sidecarName(settings) ? quoted(settings.upstreams.sidecar) : '',
+      sidecar: { name: NGINX_NAMES.sidecarVariable, value: quoted(direct.address) },
+      masterArgument: direct.resolve ? quoted(direct.address) : '',
       authTimeout: {
         name: NGINX_NAMES.authTimeoutVariable,
         value: String(settings.timeouts.auth_ms),
@@ -344,23 +345,17 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
 /**
  * Where the Lua code can reach the sidecar by itself: a unix socket or an IPv4 literal, which a
  * cosocket connects to as written, or a DNS name (the containers' `gateway:8081`), which nginx's
- * master resolves when it loads the configuration, as it resolves the same name in the
- * upstream block (lua/gateway/sidecar_address.lua). An IPv6 literal: empty, and the Lua code
- * asks through the control socket's /auth (one hop more).
+ * master resolves first (`resolve`), when it loads the configuration, as it resolves the same
+ * name in the upstream block (lua/gateway/sidecar_address.lua). An IPv6 literal: empty, and the
+ * Lua code asks through the control socket's /auth (one hop more).
  */
-function directSidecar(settings: Settings): string {
+function directSidecar(settings: Settings): { address: string; resolve: boolean } {
   const address = settings.upstreams.sidecar;
-  if (UNIX_SOCKET.test(address)) return address;
+  if (UNIX_SOCKET.test(address)) return { address, resolve: false };
   const host = address.slice(0, address.lastIndexOf(':'));
-  if (IPV4.test(host) || sidecarName(settings)) return address;
-  return '';
-}
-
-/** True when the sidecar's address is `host:port` with a DNS name. */
-function sidecarName(settings: Settings): boolean {
-  const address = settings.upstreams.sidecar;
-  const host = address.slice(0, address.lastIndexOf(':'));
-  return !UNIX_SOCKET.test(address) && DNS_NAME.test(host) && !IPV4.test(host);
+  if (IPV4.test(host)) return { address, resolve: false };
+  if (DNS_NAME.test(host)) return { address, resolve: true };
+  return { address: '', resolve: false };
 }
 
 /**
