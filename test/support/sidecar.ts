@@ -16,11 +16,23 @@ export async function startTestSidecar(
     clock,
     log = silentLogger,
     failureFlushMs,
-  }: { bootstrap?: boolean; clock?: Clock; log?: Logger; failureFlushMs?: number } = {},
+    metrics = false,
+  }: {
+    bootstrap?: boolean;
+    clock?: Clock;
+    log?: Logger;
+    failureFlushMs?: number;
+    /** Also serve /metrics (and /livez, /readyz) on a random loopback port: `metricsUrl`. */
+    metrics?: boolean;
+  } = {},
 ): Promise<TestSidecar> {
   const printed: string[] = [];
   const sidecar = await startSidecar(
-    { databaseUrl, listen: { host: '127.0.0.1', port: 0 } },
+    {
+      databaseUrl,
+      listen: { host: '127.0.0.1', port: 0 },
+      ...(metrics ? { metricsListen: { host: '127.0.0.1', port: 0 } } : {}),
+    },
     {
       log,
       env: { API_KEY_CREATE: bootstrap ? 'true' : 'false' },

@@ -1,27 +1,16 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createPool } from '../../../sidecar/db/pool.js';
 import { silentLogger } from '../../../sidecar/log.js';
-import { type RunningSidecar, startSidecar } from '../../../sidecar/sidecar.js';
 import { freshDatabase } from '../../support/database.js';
 import { http } from '../../support/http.js';
-import { apk } from '../../support/sidecar.js';
+import { apk, startTestSidecar, type TestSidecar } from '../../support/sidecar.js';
 
 let databaseUrl: string;
-let sidecar: RunningSidecar;
-let adminKey = '';
+let sidecar: TestSidecar;
 
 beforeAll(async () => {
   databaseUrl = await freshDatabase();
-  const printed: string[] = [];
-  sidecar = await startSidecar(
-    {
-      databaseUrl,
-      listen: { host: '127.0.0.1', port: 0 },
-      metricsListen: { host: '127.0.0.1', port: 0 },
-    },
-    { log: silentLogger, env: { API_KEY_CREATE: 'true' }, print: (line) => printed.push(line) },
-  );
-  adminKey = printed.find((l) => l.startsWith('NEWLY GENERATED'))?.split(': ')[1] ?? '';
+  sidecar = await startTestSidecar(databaseUrl, { metrics: true });
 }, 60_000);
 afterAll(async () => {
   await sidecar?.close();
@@ -36,7 +25,7 @@ const queries = (text: string, pool: string) =>
 
 test('the last-use write after an answer runs on the writes pool, not on the look-ups’ pool', async () => {
   const before = (await http(`${sidecar.metricsUrl}/metrics`)).text;
-  expect((await http(`${sidecar.url}/auth`, { headers: apk(adminKey) })).status).toBe(204);
+  expect((await http(`${sidecar.url}/auth`, { headers: apk(sidecar.adminKey) })).status).toBe(204);
   // The write is made after the answer (a setImmediate later), and each query is counted
   // as it ends: wait until both counts have moved, then check by how much.
   let after = before;
