@@ -13,9 +13,9 @@ export interface PoolOptions {
    */
   genericPlans?: boolean;
   /**
-   * Connections not closed however long they are idle (opened on demand, as the others). A connection made on demand costs a
-   * fork, a start-up and a password exchange (10 ms on the bench VM): a gateway idle for the
-   * idle timeout would otherwise pay it on the next miss.
+   * Connections not closed however long they are idle (opened on demand, as the others). A
+   * connection made on demand costs a fork, a start-up and a password exchange (10 ms on the
+   * bench VM): a gateway idle for the idle timeout would otherwise pay it on the next miss.
    */
   min?: number;
   /**
