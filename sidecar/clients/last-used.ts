@@ -1,4 +1,5 @@
 import type { AuthObserver } from '../auth/auth-observer.js';
+import { SerialFlush } from '../db/serial-flush.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../oidc/settings.js';
 import type { ClientStore } from './client-store.js';
@@ -7,25 +8,35 @@ import type { ClientStore } from './client-store.js';
 export const LAST_USED_INTERVAL_MS = 60_000;
 
 /**
+ * Uses waiting to be written go out together this often: a stream of first sights (each a
+ * different client) costs one UPDATE a second, not one each beside its look-up.
+ */
+export const LAST_USED_FLUSH_MS = 1_000;
+
+/**
  * Records when clients authenticate without a write per request: a client is written when this
- * sidecar has not written it for a minute, in a batch sent after the request was answered (off
- * the /auth path; a failed write is logged and tried again on the next use). The database skips
- * a client another sidecar wrote less than a minute ago. Decisions nginx answers from its cache
- * never reach the sidecar, but they live at most `auth_cache.max_age_ms` (30 s): a client in use
- * is seen here at least that often, so last_used_at is late by at most a minute and a half.
+ * sidecar has not written it for a minute, in a batch sent at most a second after the request
+ * was answered (off the /auth path; a failed write is logged and tried again on the next use).
+ * The database skips a client another sidecar wrote less than a minute ago. Decisions nginx
+ * answers from its cache never reach the sidecar, but they live at most
+ * `auth_cache.max_age_ms` (30 s): a client in use is seen here at least that often, so
+ * last_used_at is late by at most a minute and a half.
  */
 export class LastUsedRecorder implements AuthObserver {
   /** Client id → when this sidecar last wrote (or queued) it. Entries older than a minute go. */
   private readonly written = new Map<number, number>();
   private pending = new Set<number>();
-  private flushing: Promise<void> | null = null;
+  private readonly flusher: SerialFlush;
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
     private readonly store: Pick<ClientStore, 'touchLastUsed'>,
     private readonly log: Logger,
     private readonly now: Clock = Date.now,
+    flushMs = LAST_USED_FLUSH_MS,
   ) {
+    this.flusher = new SerialFlush(() => this.write(), flushMs);
+    this.flusher.start();
     this.sweeper = setInterval(() => this.sweep(), LAST_USED_INTERVAL_MS);
     this.sweeper.unref();
   }
@@ -36,24 +47,23 @@ export class LastUsedRecorder implements AuthObserver {
     if (last !== undefined && now - last < LAST_USED_INTERVAL_MS) return;
     this.written.set(identity.id, now);
     this.pending.add(identity.id);
-    this.flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
-      this.flush(),
-    );
   }
 
   refused(): void {}
 
-  /** Waits for the writes queued so far (at close, and in tests). */
-  async settle(): Promise<void> {
-    while (this.flushing) await this.flushing;
+  /** Writes the uses queued so far, without waiting for the timer (tests). */
+  flush(): Promise<void> {
+    return this.flusher.run();
   }
 
+  /** Stops the timers and writes what is left. */
   close(): Promise<void> {
     clearInterval(this.sweeper);
-    return this.settle();
+    return this.flusher.close();
   }
 
-  private async flush(): Promise<void> {
+  private async write(): Promise<void> {
+    if (this.pending.size === 0) return;
     const ids = [...this.pending];
     this.pending = new Set();
     try {
@@ -65,13 +75,6 @@ export class LastUsedRecorder implements AuthObserver {
         clients: ids.length,
         error: (err as Error).message,
       });
-    } finally {
-      this.flushing = null;
-      if (this.pending.size > 0) {
-        this.flushing = new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
-          this.flush(),
-        );
-      }
     }
   }
 
