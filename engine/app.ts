@@ -2,10 +2,15 @@ import express, { type Express } from 'express';
 import { errorHandler } from './http/error-handler.js';
 import { mountRoutes } from './http/mount.js';
 import { delphixNamespaceAlias } from './http/namespace-alias.js';
+import type { RouteSpec } from './http/route.js';
 import type { EngineState } from './state.js';
 
-/** The engine's express application over `state`. */
-export function createApp(state: EngineState, log: (line: string) => void): Express {
+/** The engine's express application: `routes` served over `state`. */
+export function createApp(
+  state: EngineState,
+  routes: readonly RouteSpec[],
+  log: (line: string) => void,
+): Express {
   const app = express();
   app.disable('x-powered-by');
   // Session-bound JSON must never be answered from a validator cache.
@@ -23,7 +28,7 @@ export function createApp(state: EngineState, log: (line: string) => void): Expr
     next();
   });
   app.use(delphixNamespaceAlias);
-  app.use(mountRoutes(state.routes, state));
+  app.use(mountRoutes(routes, state));
   app.use(errorHandler(log));
   return app;
 }

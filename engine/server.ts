@@ -64,13 +64,12 @@ export async function startEngine(options: EngineOptions = {}): Promise<RunningE
       now,
     }),
     users,
-    routes: ROUTES,
     now,
   };
 
   // Behind the gateway, X-Client-Id and X-Client-Name are percent-encoded names of up to 1024
   // characters (12 KB each in the worst case): more than Node's default 16 KB of headers.
-  const app = createApp(state, log);
+  const app = createApp(state, ROUTES, log);
   const logRequests = options.logRequests ?? false;
   const server = createServer({ maxHeaderSize: 64 * 1024 }, (req, res) => {
     if (logRequests) logRequest(req, res, log);

@@ -1,4 +1,3 @@
-import type { RouteSpec } from './http/route.js';
 import type { CookieSecureMode } from './sessions/cookie.js';
 import type { SessionStore } from './sessions/store.js';
 import type { UserStore } from './users/store.js';
@@ -22,6 +21,5 @@ export interface EngineState {
   readonly settings: EngineSettings;
   readonly sessions: SessionStore;
   readonly users: UserStore;
-  readonly routes: readonly RouteSpec[];
   readonly now: () => number;
 }

@@ -9,7 +9,6 @@ import { renderGatewayConfig } from './app-upstream.js';
 import { type Baseline, startBaseline, startCacheOff } from './baseline.js';
 import { BENCH_PATH } from './engine-session.js';
 import type { BenchGateway } from './gateway.js';
-import type { BenchStack } from './setup.js';
 import { STATIC_BODY, type StaticUpstream, startStaticUpstream } from './static-upstream.js';
 
 /**
@@ -77,7 +76,12 @@ export async function startFastParts(
  * static responder's; B and its cache-off copy refuse a caller without credentials and let
  * each credential through to the static responder.
  */
-export async function checkFast(s: BenchStack): Promise<void> {
+export async function checkFast(s: {
+  b: BenchGateway;
+  fast: FastStack;
+  apiKey: string;
+  bearerToken: string;
+}): Promise<void> {
   const ask = async (url: string, headers: Record<string, string>, want: number, what: string) => {
     const client = new Client(url, s.b.ca);
     try {

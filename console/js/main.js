@@ -7,7 +7,8 @@ import { completeSignIn } from './oidc.js';
 import * as session from './session.js';
 import { auditScreen, loadAudit } from './views/audit.js';
 import { detailScreen, loadDetail } from './views/client-detail.js';
-import { clientsScreen, loadClients } from './views/clients.js';
+import { clientsScreen } from './views/clients.js';
+import { loadClients } from './views/clients-load.js';
 import { layout } from './views/layout.js';
 import { signInScreen } from './views/sign-in.js';
 

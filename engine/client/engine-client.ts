@@ -1,3 +1,4 @@
+import type { EngineCall, Query } from './call.js';
 import { CookieJar } from './cookie-jar.js';
 import {
   apiError,
@@ -37,11 +38,8 @@ export interface EngineClientOptions {
   locale?: string;
 }
 
-/** Query values: the simple kinds GET accepts. */
-export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
-
 /** A client of one engine: negotiates a version, logs in, and keeps the latest session cookie. */
-export class EngineClient {
+export class EngineClient implements EngineCall {
   /** The engine's users. */
   readonly users: UsersApi;
   private readonly base: URL;

@@ -1,6 +1,7 @@
 // The data engine's client library.
 
-export { EngineClient, type EngineClientOptions, type Query } from './engine-client.js';
+export type { Query } from './call.js';
+export { EngineClient, type EngineClientOptions } from './engine-client.js';
 export * from './errors.js';
 export type { TlsOptions } from './transport.js';
 export * from './types.js';

@@ -1,4 +1,4 @@
-import type { EngineClient, Query } from './engine-client.js';
+import type { EngineCall, Query } from './call.js';
 import type { LoginTarget, User, UserInput, UserList } from './types.js';
 
 const COLLECTION = '/resources/json/service/user';
@@ -9,7 +9,7 @@ function objectPath(name: string): string {
 
 /** The engine's users, through a logged-in client. */
 export class UsersApi {
-  constructor(private readonly client: EngineClient) {}
+  constructor(private readonly client: EngineCall) {}
 
   list(query: { target?: LoginTarget; offset?: number; limit?: number } = {}): Promise<UserList> {
     return this.client.call<UserList>('GET', COLLECTION, { query: query as Query });

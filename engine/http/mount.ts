@@ -41,7 +41,13 @@ function isSessionRefusal(err: unknown): boolean {
   );
 }
 
-async function call(route: RouteSpec, state: EngineState, req: Request, res: Response) {
+async function call(
+  route: RouteSpec,
+  routes: readonly RouteSpec[],
+  state: EngineState,
+  req: Request,
+  res: Response,
+) {
   // Access first: a caller without a session learns nothing about a call's inputs.
   let caller: ReturnType<typeof admit>;
   try {
@@ -59,6 +65,7 @@ async function call(route: RouteSpec, state: EngineState, req: Request, res: Res
   const version = caller.session?.version ?? highestVersion(state);
   const ctx: CallContext = {
     state,
+    routes,
     params: req.params as Record<string, string>,
     query: parseQuery(route.query ?? NO_QUERY, req.query as Record<string, unknown>, version),
     body: route.body ? parseRecord(route.body.record, raw, version, route.body.mode) : undefined,
@@ -85,7 +92,7 @@ export function mountRoutes(routes: readonly RouteSpec[], state: EngineState): R
   const methodsByPath = new Map<string, string[]>();
   for (const route of routes) {
     const verb = route.method.toLowerCase() as 'get' | 'post' | 'delete';
-    router[verb](route.path, (req, res) => call(route, state, req, res));
+    router[verb](route.path, (req, res) => call(route, routes, state, req, res));
     const methods = methodsByPath.get(route.path) ?? [];
     methods.push(...(route.method === 'GET' ? ['GET', 'HEAD'] : [route.method]));
     methodsByPath.set(route.path, methods);

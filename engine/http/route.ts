@@ -18,6 +18,8 @@ export type Access = 'none' | 'login' | 'user' | 'admin';
 /** What a handler sees of one call, and what it may set on the response. */
 export interface CallContext {
   readonly state: EngineState;
+  /** The engine's whole route table (the reference page lists it). */
+  readonly routes: readonly RouteSpec[];
   readonly params: Readonly<Record<string, string>>;
   readonly query: Readonly<Record<string, unknown>>;
   readonly body: Record<string, unknown> | undefined;

@@ -9,6 +9,6 @@ export const referenceRoutes: readonly RouteSpec[] = [
     summary: 'This page: every call, its inputs and the versions that know each field.',
     access: 'none',
     result: 'HTML',
-    handler: (ctx) => renderReference(ctx.state.routes, ctx.state.settings),
+    handler: (ctx) => renderReference(ctx.routes, ctx.state.settings),
   },
 ];

@@ -1,38 +1,15 @@
 import express, { type Express } from 'express';
 import { auditRouter } from '../audit/audit-routes.js';
-import type { AuditedChanges } from '../audit/audited-change.js';
-import type { Authenticator } from '../auth/authenticator.js';
-import type { ClientStore } from '../clients/client-store.js';
-import type { Queryable } from '../db/queryable.js';
 import { NotFoundError } from '../errors/api-error.js';
 import { errorMiddleware } from '../errors/error-middleware.js';
-import type { Logger } from '../log.js';
-import type { Clock } from '../oidc/settings.js';
-import type { DecisionInvalidator } from '../revocation/nginx-control.js';
-import type { SettingsRepository } from '../settings/settings.js';
 import { usageRouter } from '../usage/usage-routes.js';
 import { apiClientsRouter } from './api-clients-routes.js';
+import type { ManagementParts } from './management-parts.js';
 import { noStore } from './no-store.js';
 import { openApiRouter } from './openapi/openapi-routes.js';
 import { requestLog } from './request-log.js';
 import { requireAdmin } from './require-admin.js';
 import { settingsRouter } from './settings-routes.js';
-
-/** What the management routes work with. */
-export interface ManagementParts {
-  store: ClientStore;
-  authenticator: Authenticator;
-  invalidator: DecisionInvalidator;
-  log: Logger;
-  /** Runs each change with its audit event in one transaction. */
-  changes: AuditedChanges;
-  /** Where the audit trail and the failure counts are read (management's pool). */
-  auditDb: Queryable;
-  /** The gateway-wide settings (the bootstrap lock); a change commits with its audit event. */
-  settings: SettingsRepository;
-  /** Time for expiry checks and grace periods; tests move it. */
-  clock?: Clock;
-}
 
 /** The management API (everything but `/auth`), as an Express application. */
 export function createManagementApp(parts: ManagementParts): Express {

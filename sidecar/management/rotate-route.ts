@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import { requestContext } from '../audit/request-context.js';
 import { ApiError, NotFoundError, ValidationError } from '../errors/api-error.js';
 import { formatApiKey, generateSecret } from '../keys/api-key.js';
-import type { ManagementParts } from './app.js';
+import type { ManagementParts } from './management-parts.js';
 import { idParam } from './numeric-id.js';
 import { parseRotate } from './rotate-input.js';
 

@@ -17,19 +17,19 @@ test('an unexpected failure answers a bare 500 ErrorResult, logs the cause, and 
       sessions: new SessionStore({ idleMs: 60_000, maxSessions: 10, now }),
       users: new UserStore(now),
       now,
-      routes: [
-        {
-          method: 'GET',
-          path: '/broken',
-          summary: 'fails',
-          access: 'none',
-          result: 'HTML',
-          handler: () => {
-            throw new Error('secret internal detail');
-          },
-        },
-      ],
     },
+    [
+      {
+        method: 'GET',
+        path: '/broken',
+        summary: 'fails',
+        access: 'none',
+        result: 'HTML',
+        handler: () => {
+          throw new Error('secret internal detail');
+        },
+      },
+    ],
     (line) => logged.push(line),
   );
   const server = createServer(app).listen(0, '127.0.0.1');

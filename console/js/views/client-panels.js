@@ -2,7 +2,7 @@
 // confirmation), and the new key, shown once with a copy button and a warning.
 import { html, nothing } from '../../vendor/lit-html.js';
 import { call } from '../api.js';
-import { loadClients } from './clients.js';
+import { loadClients } from './clients-load.js';
 import {
   checkField,
   formErrors,

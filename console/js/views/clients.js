@@ -2,8 +2,8 @@
 // filter: a prefix, ignoring case, across all clients), and open the create, edit, rotate and
 // delete panels (client-panels.js) or a client's detail view.
 import { html, nothing } from '../../vendor/lit-html.js';
-import { call, query } from '../api.js';
 import { clientPanel } from './client-panels.js';
+import { loadClients } from './clients-load.js';
 import { when } from './time.js';
 
 const SORTS = [
@@ -14,22 +14,6 @@ const SORTS = [
   ['api_client_id', 'OIDC client id, A to Z'],
   ['-api_client_id', 'OIDC client id, Z to A'],
 ];
-
-/** Loads the page the state names (sort, limit, cursor). */
-export async function loadClients(app) {
-  const s = app.clients;
-  try {
-    // A cursor carries its own order; sending sort with it is allowed only if equal.
-    s.page = await call(
-      'GET',
-      `/api-clients${query({ sort: s.sort, limit: s.limit, cursor: s.cursor, name: s.filter.trim() })}`,
-    );
-  } catch (err) {
-    app.fail(err);
-    return;
-  }
-  app.update();
-}
 
 async function changeList(app, changes) {
   // A notice about the last action is stale once the next one starts.
