@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { OidcOptions } from '../sidecar/auth/method-toggles.js';
 import { ClientDirectory } from '../sidecar/clients/client-directory.js';
-import { ClientStore } from '../sidecar/clients/client-store.js';
+import { ClientReads } from '../sidecar/clients/client-reads.js';
 import { createPool } from '../sidecar/db/pool.js';
 import { silentLogger } from '../sidecar/log.js';
 import { readOidcSettings } from '../sidecar/oidc/settings.js';
@@ -126,7 +126,7 @@ async function main(): Promise<void> {
 
     const verifier = new OidcBearerVerifier(
       readOidcSettings({ OIDC_CA_FILE: caFile }),
-      new ClientDirectory(new ClientStore(pool)),
+      new ClientDirectory(new ClientReads(pool)),
       silentLogger,
     );
     const options: OidcOptions = {

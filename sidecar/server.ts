@@ -7,6 +7,7 @@ import { answerOverHttp, createAuthDecider } from './auth/auth-route.js';
 import { Authenticator } from './auth/authenticator.js';
 import type { BearerVerifier } from './auth/bearer-verifier.js';
 import { ClientDirectory } from './clients/client-directory.js';
+import { ClientReads } from './clients/client-reads.js';
 import { ClientStore } from './clients/client-store.js';
 import { asciiJson, INTERNAL_ERROR_BODY } from './errors/api-error.js';
 import { acceptAuthFrames } from './frames/frame-listener.js';
@@ -49,7 +50,7 @@ export function createSidecarServer({
   clock = Date.now,
   metrics = null,
 }: SidecarParts): Server {
-  const directory = new ClientDirectory(new ClientStore(pool));
+  const directory = new ClientDirectory(new ClientReads(pool));
   const authenticator = new Authenticator(
     new ApiKeyVerifier(directory, clock),
     bearer?.(directory) ?? null,

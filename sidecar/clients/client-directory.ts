@@ -1,5 +1,5 @@
 import type { ApiClientRow } from './api-client.js';
-import type { ClientStore } from './client-store.js';
+import type { ClientReads } from './client-reads.js';
 
 type Lookup<K> = Map<K, ((row: ApiClientRow | null) => void)[]>;
 
@@ -19,7 +19,7 @@ interface Batch {
 export class ClientDirectory {
   private batch: Batch | null = null;
 
-  constructor(private readonly store: ClientStore) {}
+  constructor(private readonly store: ClientReads) {}
 
   byId(id: number): Promise<ApiClientRow | null> {
     return this.enqueue((b) => b.ids, id);

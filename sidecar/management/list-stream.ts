@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { Response } from 'express';
 import type { Sort, SortKey } from '../clients/client-order.js';
-import type { ClientStore } from '../clients/client-store.js';
+import type { ClientReads } from '../clients/client-reads.js';
 import type { Logger } from '../log.js';
 import { encodeCursor, type PageCursor } from './page-cursor.js';
 
@@ -29,7 +29,7 @@ export const STREAM_BATCH = 350;
  */
 export async function streamList(
   res: Response,
-  store: ClientStore,
+  store: ClientReads,
   sort: Sort,
   cursor: PageCursor | null,
   log: Logger,

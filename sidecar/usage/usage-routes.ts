@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { ClientStore } from '../clients/client-store.js';
+import type { ClientReads } from '../clients/client-reads.js';
 import type { Queryable } from '../db/queryable.js';
 import { NotFoundError, ValidationError } from '../errors/api-error.js';
 import { idParam } from '../management/numeric-id.js';
@@ -10,7 +10,7 @@ import { parseUsageQuery } from './usage-query.js';
 import { readUsage } from './usage-reader.js';
 
 /** `GET /v1/management/api-clients/{id}/usage`: a client's requests over time (admin only). */
-export function usageRouter(store: ClientStore, db: Queryable, clock: Clock = Date.now): Router {
+export function usageRouter(store: ClientReads, db: Queryable, clock: Clock = Date.now): Router {
   const router = Router({ strict: false });
   mount(router, OPS.usage, async (req, res) => {
     const id = idParam(req.params.id);

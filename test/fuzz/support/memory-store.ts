@@ -8,14 +8,12 @@ import {
   type SortKey,
   sortField,
 } from '../../../sidecar/clients/client-order.js';
+import type { Page, PageRequest, RecordBatch } from '../../../sidecar/clients/client-reads.js';
 import type {
   ClientChanges,
   ClientStore,
   CreateOutcome,
   NewApiClient,
-  Page,
-  PageRequest,
-  RecordBatch,
   UpdateOutcome,
 } from '../../../sidecar/clients/client-store.js';
 import type { Queryable } from '../../../sidecar/db/queryable.js';
