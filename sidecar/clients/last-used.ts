@@ -33,9 +33,8 @@ export class LastUsedRecorder implements AuthObserver {
     private readonly store: Pick<ClientStore, 'touchLastUsed'>,
     private readonly log: Logger,
     private readonly now: Clock = Date.now,
-    flushMs = LAST_USED_FLUSH_MS,
   ) {
-    this.flusher = new SerialFlush(() => this.write(), flushMs);
+    this.flusher = new SerialFlush(() => this.write(), LAST_USED_FLUSH_MS);
     this.flusher.start();
     this.sweeper = setInterval(() => this.sweep(), LAST_USED_INTERVAL_MS);
     this.sweeper.unref();

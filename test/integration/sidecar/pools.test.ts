@@ -26,8 +26,8 @@ const queries = (text: string, pool: string) =>
 test('the last-use write after an answer runs on the writes pool, not on the look-ups’ pool', async () => {
   const before = (await http(`${sidecar.metricsUrl}/metrics`)).text;
   expect((await http(`${sidecar.url}/auth`, { headers: apk(sidecar.adminKey) })).status).toBe(204);
-  // The write is made after the answer (a setImmediate later), and each query is counted
-  // as it ends: wait until both counts have moved, then check by how much.
+  // The write is made after the answer (in the batch written once a second), and each query
+  // is counted as it ends: wait until both counts have moved, then check by how much.
   let after = before;
   for (
     let i = 0;
