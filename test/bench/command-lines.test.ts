@@ -36,11 +36,7 @@ describe('the bench refuses measured Node processes that run with runtime flags'
 
   test("a live process's command line is read from /proc, and a gone one is left out", async () => {
     // A harmless flag: --perf-basic-prof itself would leave map and log files behind.
-    const child = spawn(process.execPath, [
-      '--no-warnings',
-      '-e',
-      'setTimeout(() => {}, 30000)',
-    ]);
+    const child = spawn(process.execPath, ['--no-warnings', '-e', 'setTimeout(() => {}, 30000)']);
     try {
       await new Promise((resolve) => child.once('spawn', resolve));
       const pid = child.pid!;
