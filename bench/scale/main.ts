@@ -18,6 +18,7 @@ import { cpuMeter, type ProcessRoots } from '../cpu-split.js';
 import { Client } from '../load/client.js';
 import { curlGet } from '../load/curl-get.js';
 import { rssMb, rssSampler } from '../rss.js';
+import { plainCommandLines } from '../stack/command-lines.js';
 import { BENCH_PATH, engineSessionCookie } from '../stack/engine-session.js';
 import { fillTo } from '../stack/fill-clients.js';
 import { startGateway } from '../stack/gateway.js';
@@ -84,6 +85,7 @@ async function main(): Promise<void> {
       engineAdminPassword: password,
     });
     cleanup.add('gateway', gw.stop);
+    plainCommandLines({ sidecar: gw.pids.sidecar, engine: gw.pids.app, nginx: gw.pids.nginx });
     const cookie = await engineSessionCookie(gw.appSocket, password);
     const admin = { Authorization: `apk ${gw.adminKey}` };
     say(`gateway ${gw.url}, sidecar pid ${gw.pids.sidecar}; sizes ${sizes.join(', ')}`);

@@ -43,3 +43,18 @@ export function measuredCommandLines(roots: Record<string, number | undefined>):
     return line ? [line] : [];
   });
 }
+
+/**
+ * The command lines of `roots`, for the results file; throws when a Node process among them
+ * runs with a runtime flag (see `unexpectedNodeFlags`), before anything is measured.
+ */
+export function plainCommandLines(roots: Record<string, number | undefined>): CommandLine[] {
+  const lines = measuredCommandLines(roots);
+  const flagged = unexpectedNodeFlags(lines);
+  if (flagged.length > 0) {
+    throw new Error(
+      `a measured process runs with Node flags (a profiling edit left in dist/?): ${flagged.join('; ')}. Rebuild from source: rm -rf dist && npm run build`,
+    );
+  }
+  return lines;
+}

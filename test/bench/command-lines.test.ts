@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
 import {
   measuredCommandLines,
+  plainCommandLines,
   readCommandLine,
   unexpectedNodeFlags,
 } from '../../bench/stack/command-lines.js';
@@ -49,6 +50,9 @@ describe('the bench refuses measured Node processes that run with runtime flags'
       const lines = measuredCommandLines({ probe: pid, gone: 2 ** 22 + 1, unknown: undefined });
       expect(lines.map((l) => l.name)).toEqual(['probe']);
       expect(unexpectedNodeFlags(lines)).toHaveLength(1);
+      expect(() => plainCommandLines({ probe: pid })).toThrow(
+        /probe \(pid \d+\) runs .* --no-warnings -e .*rm -rf dist && npm run build/,
+      );
     } finally {
       child.kill('SIGKILL');
     }
