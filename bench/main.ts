@@ -28,6 +28,7 @@ import {
   measureFirstSightDuringList,
 } from './phases/first-sight-during-list.js';
 import { FLOOD_CONNECTIONS } from './phases/flood.js';
+import { type IdleChainResult, measureIdleChain } from './phases/idle-chain.js';
 import { measureLatency } from './phases/latency.js';
 import { measureManagement } from './phases/management.js';
 import { measureMemory } from './phases/memory.js';
@@ -120,6 +121,20 @@ async function main(): Promise<number> {
       measureFirstRequest(ctx, stack.a, { Cookie: stack.cookieA }, 'bench-fresh'),
     );
     await ctx.sampleMemory('first request');
+    say(
+      `fast rows: ${2 * options.freshKeys} round trips through idle relays (what this machine's wake-ups cost)`,
+    );
+    let idleChain: Outcome<IdleChainResult>;
+    let chainCpu: CpuSplit | null = null;
+    try {
+      [idleChain, chainCpu] = await metered(() => measureIdleChain(dir, 2 * options.freshKeys));
+      say(
+        `  4 relays p50 ${idleChain.firstSight.p50.toFixed(2)} ms, p99 ${idleChain.firstSight.p99.toFixed(2)} ms; 2 relays p99 ${idleChain.seen.p99.toFixed(2)} ms`,
+      );
+    } catch (err) {
+      idleChain = { error: (err as Error).message.split('\n', 1)[0]! };
+      say(`  not measured: ${idleChain.error}`);
+    }
     say(`fast rows: first request of ${options.freshKeys} fresh keys`);
     const [fastFirstRequest, fastFirstRequestCpu] = await metered(() =>
       measureFirstRequest(ctx, stack.b, {}, 'bench-fresh-fast'),
@@ -169,6 +184,7 @@ async function main(): Promise<number> {
         firstRequest: fastFirstRequest,
         duringList,
         rateLimit,
+        idleChain,
       },
       memory,
       memorySamples: ctx.memory,
@@ -178,6 +194,7 @@ async function main(): Promise<number> {
         management: managementCpu,
         revocation: revocationCpu,
         duringList: duringListCpu,
+        idleChain: chainCpu,
       },
     });
     const code = await codeVersion(packageRoot);
@@ -233,6 +250,7 @@ async function main(): Promise<number> {
           latency: fastLatency,
           firstRequest: { ...fastFirstRequest, created: undefined, cpu: fastFirstRequestCpu },
           duringList: { ...duringList, cpu: duringListCpu },
+          idleChain: { ...idleChain, cpu: chainCpu },
         },
         management: { ...management, cpu: managementCpu },
         revocation: { ...revocation, cpu: revocationCpu },

@@ -42,6 +42,7 @@ export const FIGURE_IDS = [
   'fast_apk_p99_added_max_rate',
   'fast_bearer_throughput',
   'fast_first_request_p99',
+  'fast_idle_chain_p99',
   'fast_cache_off_throughput',
   'fast_flood_ratio',
   'fast_first_request_during_list_p99',

@@ -2,6 +2,7 @@ import type { CpuSplit } from '../cpu-split.js';
 import { MEMORY_LOAD, type MemorySample } from '../phases/context.js';
 import type { FirstRequestResult } from '../phases/first-request.js';
 import type { DuringListResult } from '../phases/first-sight-during-list.js';
+import type { IdleChainResult } from '../phases/idle-chain.js';
 import type { LatencyResult } from '../phases/latency.js';
 import type { ManagementResult } from '../phases/management.js';
 import type { MemoryResult } from '../phases/memory.js';
@@ -37,12 +38,15 @@ export interface Results {
     duringList: Outcome<DuringListResult>;
     /** A rate limit's cost and accuracy on B (issue 22). */
     rateLimit: Outcome<RateLimitResult>;
+    /** Idle relays with a first sight's wake-ups: what the machine's scheduling costs that row. */
+    idleChain: Outcome<IdleChainResult>;
   };
   memory: MemoryResult;
   memorySamples: MemorySample[];
   /** CPU split over each phase measured with the Node client (no wrk run to sample). */
   phaseCpu: Record<'firstRequest' | 'fastFirstRequest' | 'management' | 'revocation', CpuSplit> & {
     duringList: CpuSplit | null;
+    idleChain: CpuSplit | null;
   };
 }
 
@@ -101,7 +105,13 @@ function rawFigures(r: Results): RawFigure[] {
       firstRequestMax: 3,
       cacheOffMin: 0.35,
     }),
-    ...missPathFigures(r.fast.throughput, r.fast.duringList, r.phaseCpu.duringList),
+    ...missPathFigures(
+      r.fast.throughput,
+      r.fast.duringList,
+      r.phaseCpu.duringList,
+      r.fast.idleChain,
+      r.phaseCpu.idleChain,
+    ),
     ...rateLimitFigures(r.fast.rateLimit),
     {
       id: 'revocation_worst',

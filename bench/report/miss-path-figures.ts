@@ -1,6 +1,7 @@
 import type { CpuSplit } from '../cpu-split.js';
 import type { DuringListResult } from '../phases/first-sight-during-list.js';
 import { FLOOD_CONNECTIONS } from '../phases/flood.js';
+import type { IdleChainResult } from '../phases/idle-chain.js';
 import type { ThroughputResult } from '../phases/throughput.js';
 import { round } from '../stats.js';
 import { invalid, notMeasured, otherOf, type RawFigure } from './figure.js';
@@ -23,8 +24,46 @@ export function missPathFigures(
   fast: ThroughputResult,
   duringList: Outcome<DuringListResult>,
   duringListCpu: CpuSplit | null,
+  idleChain: Outcome<IdleChainResult>,
+  chainCpu: CpuSplit | null,
 ): RawFigure[] {
-  return [p99AtMaxRate(fast), floodFigure(fast), ...duringListFigures(duringList, duringListCpu)];
+  return [
+    idleChainFigure(idleChain, chainCpu),
+    p99AtMaxRate(fast),
+    floodFigure(fast),
+    ...duringListFigures(duringList, duringListCpu),
+  ];
+}
+
+/**
+ * A reference line beside the never-seen row: the p99 of a round trip through as many idle
+ * processes as a first sight wakes, on this machine, just before that row is measured. Not a
+ * strict floor: nginx and PostgreSQL hop more cheaply than a Node relay, and a p99 of a few
+ * hundred samples moves by a millisecond between runs. But it meets the same scheduler with
+ * the same number of wake-ups, and no gateway code at all.
+ */
+function idleChainFigure(idleChain: Outcome<IdleChainResult>, cpu: CpuSplit | null): RawFigure {
+  const figure = "fast: 4 idle relays, no gateway (a first sight's 8 wake-ups): p99";
+  if ('error' in idleChain)
+    return notMeasured('fast_idle_chain_p99', figure, 'ms', '(reference)', idleChain.error);
+  const { firstSight, seen } = idleChain;
+  return {
+    id: 'fast_idle_chain_p99',
+    other: otherOf(cpu),
+    figure,
+    measured: round(firstSight.p99),
+    unit: 'ms',
+    target: '(reference)',
+    pass: null,
+    rps: null,
+    p50: firstSight.p50,
+    p99: firstSight.p99,
+    ratio: null,
+    note:
+      `${idleChain.roundTrips} round trips of 200 bytes, one at a time, through Node relays on unix ` +
+      `sockets that do nothing, max ${firstSight.max.toFixed(2)} ms; 2 relays (a seen key's 4 ` +
+      `wake-ups): p50 ${seen.p50.toFixed(2)} ms, p99 ${seen.p99.toFixed(2)} ms`,
+  };
 }
 
 /** From the throughput runs themselves: both p99s are the rows' own (mean of rounds). */

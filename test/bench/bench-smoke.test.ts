@@ -32,6 +32,7 @@ const MISS_PATH_IDS = [
   'fast_flood_ratio',
   'fast_bearer_throughput',
   'fast_first_request_p99',
+  'fast_idle_chain_p99',
   'fast_first_request_during_list_p99',
   'fast_list_sidecar_rss_growth',
   'revocation_worst',
@@ -66,6 +67,7 @@ test('npm run bench --quick produces every figure as JSON and cleans up', async 
   const results = JSON.parse(await readFile(join(out, files[0]!), 'utf8')) as {
     commit: string;
     machine: Record<string, unknown>;
+    processes: { name: string; argv: string[] }[];
     figures: { id: string; measured: unknown; target: unknown; pass: unknown }[];
     details: { fast: { throughput: { flood: Flood }; duringList: DuringList } };
   };
@@ -85,6 +87,11 @@ test('npm run bench --quick produces every figure as JSON and cleans up', async 
   expect(duringList.lists).toBeGreaterThan(0);
   expect(duringList.probes).toBeGreaterThan(0);
   expect(Number.isFinite(duringList.rss.growth)).toBe(true);
+  // What each measured process ran as: the sidecars as `node <dist>/sidecar/main.js`.
+  const sidecars = results.processes.filter((p) => p.name.startsWith('sidecar '));
+  expect(sidecars.map((p) => p.name).sort()).toEqual(['sidecar A', 'sidecar B']);
+  for (const { argv } of sidecars)
+    expect(argv.slice(1)).toEqual([expect.stringMatching(/dist\/sidecar\/main\.js$/)]);
   for (const key of ['cpu', 'cores', 'memoryGb', 'node', 'nginx', 'wrk']) {
     expect(results.machine[key], key).toBeTruthy();
   }
