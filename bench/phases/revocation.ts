@@ -6,6 +6,7 @@ import { CLIENTS_PATH } from '../stack/setup.js';
 import { percentile } from '../stats.js';
 import type { PhaseContext } from './context.js';
 import { type CreatedKey, createKeys } from './keys.js';
+import { ACCEPTED, type Poll, pairRevocation, REFUSED } from './revocation-time.js';
 
 /**
  * Pause between one poller's requests. None: each poller asks again as soon as it has its
@@ -32,20 +33,10 @@ const POLLERS = 2;
  * worst as pair B (34 ms, 2026-11-25).
  */
 const PROBE_PATH = `${NGINX_NAMES.reservedPaths.find((p) => p.match === '^~')!.path}revocation-probe`;
-/** The probe's answer while the key is accepted. */
-const ACCEPTED = 404;
-/**
- * A revoked key's answers: 401, and 429 once the refusals spent its key id's failure budget
- * (20 a minute). Pollers on pair B can see more than 20 before the bench has read DELETE's
- * answer (B learns through LISTEN/NOTIFY, the bench's event loop runs four pollers back to
- * back): counting only 401 as refused, those polls then never met CONFIRM and gave up after
- * GIVE_UP_MS (2026-11-26: "B worst 5008.9 ms", 20 × 429).
- */
-const REFUSED = new Set([401, 429]);
 
 export interface RevocationResult {
   deletes: number;
-  /** Per delete, the worst of its pollers: ms from DELETE's answer until refused for good. */
+  /** Per delete, the worse of its two pairs: ms from DELETE's answer until refused for good. */
   worstMs: number;
   p50Ms: number;
   /** Requests sent after DELETE answered and still let through (all pairs, all deletes). */
@@ -62,20 +53,15 @@ export interface RevocationResult {
   pollMs: number;
 }
 
-interface Poll {
-  sentAt: number;
-  status: number;
-}
-
 /**
  * Two proxy+sidecar pairs (gateways A and B) on one database. For each key: pollers on both
  * pairs use it continuously (its "yes" is in each nginx's decision cache, which alone would
  * keep it for `auth_cache.max_age_ms`), then gateway A's management API deletes it: what is
  * measured is the pushed invalidation, on A (before DELETE answers) and on B (LISTEN/NOTIFY).
  * From the moment DELETE's answer is received (t0), each poller keeps going
- * until CONFIRM refusals in a row; the time for that poller is when the first request of that
- * final run of refusals was sent, minus t0: an upper bound, by at most POLL_MS + one round
- * trip. Deletes run `revocationBatch` at a time to fit the time budget.
+ * until CONFIRM refusals in a row; the time for a pair is when the first refused request after
+ * its last accepted one was sent, minus t0 (`pairRevocation`): an upper bound, by at most
+ * POLL_MS + one round trip. Deletes run `revocationBatch` at a time to fit the time budget.
  */
 export async function measureRevocation(ctx: PhaseContext): Promise<RevocationResult> {
   const keys = await createKeys(ctx, ctx.options.revocations, 'bench-revoke');
@@ -201,25 +187,15 @@ async function revokeOne(ctx: PhaseContext, admin: Client, key: CreatedKey) {
   await Promise.all(loops);
   for (const client of new Set(pollers.map((p) => p.client))) client.close();
 
-  let worst = 0;
-  let accepted = 0;
-  const byPair: Record<string, { ms: number; accepted: number }> = {};
   const t0 = deletedAt;
-  for (const p of pollers) {
-    const after = p.polls.filter((x) => x.sentAt >= t0);
-    const acceptedHere = after.filter((x) => x.status === ACCEPTED).length;
-    accepted += acceptedHere;
-    // Start of the final run of refusals.
-    let start = after.length;
-    while (start > 0 && REFUSED.has(after[start - 1]!.status)) start -= 1;
-    const refusedFrom = start < after.length ? after[start]!.sentAt : performance.now();
-    worst = Math.max(worst, refusedFrom - t0);
-    const pair = byPair[p.gateway] ?? { ms: 0, accepted: 0 };
-    byPair[p.gateway] = {
-      ms: Math.max(pair.ms, refusedFrom - t0),
-      accepted: pair.accepted + acceptedHere,
-    };
+  const now = performance.now();
+  const byPair: Record<string, { ms: number; accepted: number }> = {};
+  for (const pair of new Set(pollers.map((p) => p.gateway))) {
+    const polls = pollers.filter((p) => p.gateway === pair).flatMap((p) => p.polls);
+    byPair[pair] = pairRevocation(polls, t0, now);
   }
+  const worst = Math.max(...Object.values(byPair).map((p) => p.ms));
+  const accepted = Object.values(byPair).reduce((n, p) => n + p.accepted, 0);
   ctx.countA(
     pollers.filter((p) => p.gateway === a.name).reduce((n, p) => n + p.polls.length, 0) + 1,
   );
