@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CONTROL, NGINX_MODULE } from '../../common/contract.js';
+import { http } from '../support/http.js';
 import { CLIENTS, createClient, uniqueName } from '../support/management.js';
+import type { NativeGatewayProcess } from '../support/native-gateway.js';
 import { startNativeStack } from '../support/native-stack.js';
 import { startProviderForGateway } from '../support/oidc-gateway-env.js';
 import type { TestOidcProvider } from '../support/oidc-provider.js';
@@ -20,7 +22,7 @@ import { exchange, type RawTarget } from './hostile/raw-tls.js';
 // everything else, whatever it is, to the Lua access code, which decides as before. Which of the
 // two decided is read from nginx's own counters (module_hit counts the module's "yes").
 
-type NativeStack = Stack & { home: string };
+type NativeStack = Stack & { home: string; gateway: () => NativeGatewayProcess };
 let gw: NativeStack;
 let provider: TestOidcProvider;
 let scratch: string;
@@ -49,17 +51,19 @@ beforeAll(async () => {
   );
   await gw.restart();
   for (const id of BEARER_CLIENTS) {
-    const res = await callStack(gw, CLIENTS, {
-      method: 'POST',
-      headers: apk(gw.adminKey),
-      json: {
-        name: `${id} client`,
-        is_admin: false,
-        generate_api_key: false,
-        api_client_id: id,
-        ...(id.endsWith('-limited') ? { rate_limit: HOUR_LIMIT(3) } : {}),
-      },
-    });
+    const res = await settled(() =>
+      callStack(gw, CLIENTS, {
+        method: 'POST',
+        headers: apk(gw.adminKey),
+        json: {
+          name: `${id} client`,
+          is_admin: false,
+          generate_api_key: false,
+          api_client_id: id,
+          ...(id.endsWith('-limited') ? { rate_limit: HOUR_LIMIT(3) } : {}),
+        },
+      }),
+    );
     expect(res.status, res.text).toBe(201);
   }
 }, 240_000);
@@ -74,20 +78,50 @@ const bearer = (token: string, path = '/api') =>
 const call = (key: string | null, path = '/api', method = 'GET') =>
   callStack(gw, path, { method, headers: key === null ? {} : apk(key) });
 
+/** Changes of API clients the sidecar has pushed to nginx so far (acknowledged). */
+async function pushes(): Promise<number> {
+  const res = await http(`${gw.gateway().metricsUrl}/metrics`);
+  const series = 'gateway_revocation_push_lag_seconds_count ';
+  const line = res.text.split('\n').find((l) => l.startsWith(series));
+  return line ? Number(line.slice(series.length)) : 0;
+}
+
+/**
+ * Runs a change of one API client (a create, a rotation, a delete) and waits until the sidecar
+ * has pushed its notice to nginx. Each change is one notice and one count. The notice marks the
+ * client in nginx's revocation markers. If it landed after the next request had learnt the
+ * key's record, that record would be dead on arrival, and the request after it would go back
+ * to Lua (2026-11-27 in CI: 4 module hits out of 5). Every change in this file goes through
+ * here, so no earlier notice can arrive late and stand in for this one.
+ */
+async function settled<T>(change: () => Promise<T>): Promise<T> {
+  const before = await pushes();
+  const result = await change();
+  const deadline = Date.now() + 10_000;
+  while ((await pushes()) <= before) {
+    if (Date.now() > deadline) throw new Error("the change's notice never reached nginx");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return result;
+}
+
 async function newKey(
   admin = false,
   rateLimit?: { requests: number; per_seconds: number },
 ): Promise<{ id: number; token: string }> {
-  return createClient(
-    gw.baseUrl,
-    gw.adminKey,
-    {
-      name: uniqueName('module'),
-      is_admin: admin,
-      generate_api_key: true,
-      ...(rateLimit ? { rate_limit: rateLimit } : {}),
-    },
-    { ...(await gw.tls()), connectTo: '127.0.0.1' },
+  const tls = { ...(await gw.tls()), connectTo: '127.0.0.1' };
+  return settled(() =>
+    createClient(
+      gw.baseUrl,
+      gw.adminKey,
+      {
+        name: uniqueName('module'),
+        is_admin: admin,
+        generate_api_key: true,
+        ...(rateLimit ? { rate_limit: rateLimit } : {}),
+      },
+      tls,
+    ),
   );
 }
 
@@ -152,7 +186,7 @@ describe('a seen API key in location /', () => {
     const before = await moduleHits();
     expect((await call(token)).status).toBe(200);
     expect(await moduleHits()).toBe(before + 1);
-    expect((await call(gw.adminKey, `${CLIENTS}/${id}`, 'DELETE')).status).toBe(200);
+    expect((await settled(() => call(gw.adminKey, `${CLIENTS}/${id}`, 'DELETE'))).status).toBe(200);
     expect((await call(token)).status).toBe(401);
   });
 
@@ -160,11 +194,13 @@ describe('a seen API key in location /', () => {
     const { id, token: old } = await newKey();
     expect((await call(old)).status).toBe(200);
     const rotate = (grace: number) =>
-      callStack(gw, `${CLIENTS}/${id}/rotate`, {
-        method: 'POST',
-        headers: apk(gw.adminKey),
-        json: { grace_period_seconds: grace },
-      });
+      settled(() =>
+        callStack(gw, `${CLIENTS}/${id}/rotate`, {
+          method: 'POST',
+          headers: apk(gw.adminKey),
+          json: { grace_period_seconds: grace },
+        }),
+      );
     const rotated = await rotate(300);
     expect(rotated.status).toBe(200);
     const fresh = (rotated.json as { token: string }).token;
@@ -209,7 +245,10 @@ describe('a seen bearer token in location /', () => {
     const doomed = (
       list.json as { items: { api_key_id: number; api_client_id: string }[] }
     ).items.find((c) => c.api_client_id === 'svc-module-doomed')!;
-    expect((await call(gw.adminKey, `${CLIENTS}/${doomed.api_key_id}`, 'DELETE')).status).toBe(200);
+    const deleted = await settled(() =>
+      call(gw.adminKey, `${CLIENTS}/${doomed.api_key_id}`, 'DELETE'),
+    );
+    expect(deleted.status).toBe(200);
     expect((await bearer(token)).status).toBe(401);
   });
 });
