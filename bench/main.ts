@@ -23,16 +23,13 @@ import { describeMachine } from './machine.js';
 import { parseOptions, UsageError } from './options.js';
 import { fastTargets, phaseContext, targets } from './phases/context.js';
 import { measureFirstRequest } from './phases/first-request.js';
-import {
-  type DuringListResult,
-  measureFirstSightDuringList,
-} from './phases/first-sight-during-list.js';
+import { measureFirstSightDuringList } from './phases/first-sight-during-list.js';
 import { FLOOD_CONNECTIONS } from './phases/flood.js';
-import { type IdleChainResult, measureIdleChain } from './phases/idle-chain.js';
+import { measureIdleChain } from './phases/idle-chain.js';
 import { measureLatency } from './phases/latency.js';
 import { measureManagement } from './phases/management.js';
 import { measureMemory } from './phases/memory.js';
-import { measureRateLimits, type RateLimitResult } from './phases/rate-limit.js';
+import { measureRateLimits } from './phases/rate-limit.js';
 import { measureRevocation } from './phases/revocation.js';
 import { measureThroughput } from './phases/throughput.js';
 import { FIGURE_IDS } from './report/figure.js';
@@ -103,18 +100,28 @@ async function main(): Promise<number> {
     say('fast rows: p99 at half of the maximum API-key rate');
     const fastLatency = await measureLatency(ctx, fastTargets(stack), fastThroughput.apk.rps);
     say('fast rows: a rate limit never reached vs none; accuracy under a limit (10 s)');
-    let rateLimit: Outcome<RateLimitResult>;
-    try {
-      rateLimit = await measureRateLimits(ctx);
-    } catch (err) {
-      rateLimit = { error: (err as Error).message.split('\n', 1)[0]! };
-      say(`  not measured: ${rateLimit.error}`);
-    }
+    // A phase that may fail: its rows then say why (NOT MEASURED) and the run goes on.
+    const attempt = async <T>(run: () => Promise<T>): Promise<Outcome<T>> => {
+      try {
+        return await run();
+      } catch (err) {
+        const error = (err as Error).message.split('\n', 1)[0]!;
+        say(`  not measured: ${error}`);
+        return { error };
+      }
+    };
+    const rateLimit = await attempt(() => measureRateLimits(ctx));
     // Phases driven by the Node client have no wrk run to sample CPU in: meter the phase.
     const metered = async <T>(run: () => Promise<T>): Promise<[T, CpuSplit]> => {
       const stop = await cpuMeter(() => stack.roots());
       const result = await run();
       return [result, await stop()];
+    };
+    const meteredAttempt = async <T>(
+      run: () => Promise<T>,
+    ): Promise<[Outcome<T>, CpuSplit | null]> => {
+      const outcome = await attempt(() => metered(run));
+      return 'error' in outcome ? [outcome, null] : outcome;
     };
     say(`engine rows: first request of ${options.freshKeys} fresh keys`);
     const [firstRequest, firstRequestCpu] = await metered(() =>
@@ -124,16 +131,13 @@ async function main(): Promise<number> {
     say(
       `fast rows: ${2 * options.freshKeys} round trips through idle relays (what this machine's wake-ups cost)`,
     );
-    let idleChain: Outcome<IdleChainResult>;
-    let chainCpu: CpuSplit | null = null;
-    try {
-      [idleChain, chainCpu] = await metered(() => measureIdleChain(dir, 2 * options.freshKeys));
+    const [idleChain, chainCpu] = await meteredAttempt(() =>
+      measureIdleChain(dir, 2 * options.freshKeys),
+    );
+    if (!('error' in idleChain)) {
       say(
         `  4 relays p50 ${idleChain.firstSight.p50.toFixed(2)} ms, p99 ${idleChain.firstSight.p99.toFixed(2)} ms; 2 relays p99 ${idleChain.seen.p99.toFixed(2)} ms`,
       );
-    } catch (err) {
-      idleChain = { error: (err as Error).message.split('\n', 1)[0]! };
-      say(`  not measured: ${idleChain.error}`);
     }
     say(`fast rows: first request of ${options.freshKeys} fresh keys`);
     const [fastFirstRequest, fastFirstRequestCpu] = await metered(() =>
@@ -153,14 +157,9 @@ async function main(): Promise<number> {
     say(
       `fast rows: first request of ${options.listAllProbes} fresh keys while lists of ${options.listAllClients} clients stream`,
     );
-    let duringList: Outcome<DuringListResult>;
-    let duringListCpu: CpuSplit | null = null;
-    try {
-      [duringList, duringListCpu] = await metered(() => measureFirstSightDuringList(ctx));
-    } catch (err) {
-      duringList = { error: (err as Error).message.split('\n', 1)[0]! };
-      say(`  not measured: ${duringList.error}`);
-    }
+    const [duringList, duringListCpu] = await meteredAttempt(() =>
+      measureFirstSightDuringList(ctx),
+    );
     await ctx.sampleMemory('list-alls');
     say(
       `memory: load on A until ${options.memoryRequests} authenticated requests or the budget ends`,

@@ -27,7 +27,8 @@ export interface IdleChainResult {
 
 /**
  * What one round trip through a chain of processes costs on this machine when each hop does
- * nothing: the scheduling under the never-seen row, measured beside it. A first sight wakes eight processes in turn
+ * nothing: the scheduling under the never-seen row, measured beside it. A first sight wakes
+ * eight processes in turn
  * (client → nginx → sidecar → PostgreSQL → sidecar → nginx → upstream → nginx → client); on
  * the 2-core VM of 2026-11-27 a chain of four idle Node relays, the same eight wake-ups, had
  * a p99 of 3.9-4.7 ms, over the row's 3 ms target with no work done at all. The relays are

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CONTROL, NGINX_MODULE } from '../../common/contract.js';
 import { http } from '../support/http.js';
 import { CLIENTS, createClient, uniqueName } from '../support/management.js';
+import { sample } from '../support/metrics-text.js';
 import type { NativeGatewayProcess } from '../support/native-gateway.js';
 import { startNativeStack } from '../support/native-stack.js';
 import { startProviderForGateway } from '../support/oidc-gateway-env.js';
@@ -81,9 +82,7 @@ const call = (key: string | null, path = '/api', method = 'GET') =>
 /** Changes of API clients the sidecar has pushed to nginx so far (acknowledged). */
 async function pushes(): Promise<number> {
   const res = await http(`${gw.gateway().metricsUrl}/metrics`);
-  const series = 'gateway_revocation_push_lag_seconds_count ';
-  const line = res.text.split('\n').find((l) => l.startsWith(series));
-  return line ? Number(line.slice(series.length)) : 0;
+  return sample(res.text, 'gateway_revocation_push_lag_seconds_count');
 }
 
 /**

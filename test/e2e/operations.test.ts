@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type HttpOptions, http } from '../support/http.js';
 import { CLIENTS, createClient, uniqueName } from '../support/management.js';
+import { sample } from '../support/metrics-text.js';
 import { launchNativeGateway, type NativeGatewayProcess } from '../support/native-gateway.js';
 import { apk } from '../support/sidecar.js';
 
@@ -54,12 +55,6 @@ async function logLine(name: string, predicate: (line: string) => boolean): Prom
     if (Date.now() > deadline) throw new Error(`no such line in ${name}:\n${text.slice(-2000)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-/** The value of one sample in Prometheus text, or 0 when absent. */
-function sample(text: string, series: string): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line ? Number(line.slice(series.length + 1)) : 0;
 }
 
 async function scrape(): Promise<string> {
