@@ -151,11 +151,16 @@ export const REFUSAL_FROM_SIDECAR = {
 /**
  * nginx's control endpoint, served on a unix socket only (never the public port). The sidecar
  * POSTs to it: `invalidate` with a body of comma-separated client row ids, `invalidate-all`
- * with an empty body. Both answer 204.
+ * with an empty body, `created` with the row ids of new clients. All answer 204.
  */
 export const CONTROL = {
   invalidate: '/invalidate',
   invalidateAll: '/invalidate-all',
+  /**
+   * New clients: nginx forgets that their ids were unknown, and nothing else (what it learnt
+   * about the new client since is true).
+   */
+  created: '/created',
   /** nginx proxies this to the sidecar's `/auth`: how the Lua code asks on a miss. */
   auth: '/auth',
   /** GET: the Lua side's counters as one JSON object of numbers; the sidecar's /metrics merges them. */
@@ -172,8 +177,14 @@ export const CONTROL = {
   usage: '/usage',
 } as const;
 
-/** PostgreSQL channel on which a change of an API client is announced (payload: row id). */
+/**
+ * PostgreSQL channel on which a change of an API client is announced. Payload: the row id for
+ * an update or a delete; `CREATED_NOTICE_PREFIX` and the row id for a new client.
+ */
 export const CLIENT_CHANGES_CHANNEL = 'api_clients_changed';
+
+/** Before the row id in a new client's notice (migration 0010): `created:42`. */
+export const CREATED_NOTICE_PREFIX = 'created:';
 
 /** nginx's variable for a response header of the (sub)request's upstream. */
 export function upstreamHeaderVariable(header: string): string {

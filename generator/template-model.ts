@@ -59,6 +59,8 @@ export interface DefaultConfModel {
   reservedPaths: string[];
   /** The control socket's location where the sidecar collects nginx's own refusal counts. */
   failuresPath: string;
+  /** The control socket's location where the sidecar announces new clients' row ids. */
+  createdPath: string;
   /** The control socket's location where the sidecar collects nginx's per-client request counts. */
   usagePath: string;
   /** Where an error location asked from outside is sent: the reserved prefix it lives under. */
@@ -294,6 +296,7 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       body: jsonLiteral(JSON.parse(answerBody(page))),
     })),
     failuresPath: CONTROL.failures,
+    createdPath: CONTROL.created,
     usagePath: CONTROL.usage,
     moduleDirective: NGINX_MODULE.directive,
     notFoundBody: jsonLiteral(

@@ -30,9 +30,6 @@ local MAX_HEADERS = contract.max_request_headers
 -- against nginx itself stalling.
 local CONTROL_ASK_TIMEOUT_MS = 65000
 local DEFAULT_ASK_TIMEOUT_MS = 3000
--- "No client has this id" is kept this long at most: ids come from a sequence and a create
--- pushes its id's invalidation, so this only bounds a lost push.
-local UNKNOWN_LIFETIME_S = 10
 local answers = contract.answers
 -- This worker's counters (gateway.metrics flushes them): one field increment per request.
 local counts = metrics.counts
@@ -290,7 +287,8 @@ local function ask(credential, admin)
 end
 
 -- Keeps the record of `key_id` from the sidecar's answer `res` to a question asked at
--- `asked_at`, for the lifetime the settings give (an unknown id's at most UNKNOWN_LIFETIME_S).
+-- `asked_at`, for the lifetime the settings give (an unknown id's at most
+-- keys.UNKNOWN_LIFETIME_S).
 -- Returns the record, or nil when the answer carries none.
 local function learn(key_id, res, asked_at, max_age_ms)
   local status = res.status
@@ -301,7 +299,7 @@ local function learn(key_id, res, asked_at, max_age_ms)
   if rec then
     local lifetime = max_age_ms / 1000
     if rec.kind == "unknown" then
-      lifetime = math.min(lifetime, UNKNOWN_LIFETIME_S)
+      lifetime = math.min(lifetime, keys.UNKNOWN_LIFETIME_S)
     end
     keys.put(key_id, rec, asked_at, lifetime)
   end

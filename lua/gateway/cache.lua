@@ -113,6 +113,30 @@ function M.invalidate_all()
   end
 end
 
+-- Client `row` was created: anything that says its id belongs to nobody, learnt before now, is
+-- dead (gateway.keys reads it for unknown records only, so what was learnt about the new client
+-- itself stays). The marker has a key of its own ("c" and the row: never a row's, never read by
+-- the nginx module) and lives as long as an unknown record can, `lifetime_s`.
+local function created_key(row)
+  return "c" .. row
+end
+
+function M.created(row, lifetime_s, fallback_s)
+  ngx.update_time()
+  local ok, err = revocations:safe_set(created_key(row), ngx.now(), lifetime_s + 1)
+  if not ok then
+    -- No room: the stronger marker, as a change of the client would set.
+    ngx.log(ngx.WARN, "revocation markers full (", err, "); invalidating client ", row)
+    M.invalidate(row, fallback_s)
+  end
+end
+
+-- Whether "no client has id `row`", learnt at `created`, still holds: no creation of that
+-- client since, and every marker `alive` reads.
+function M.unknown_alive(created, row)
+  return M.alive(created, row) and entry.fresh(created, revocations:get(created_key(row)))
+end
+
 -- Every decision about client `row` made before now is dead.
 function M.invalidate(row, fallback_s)
   ngx.update_time()

@@ -1,6 +1,7 @@
 -- The control endpoint (a unix socket only): the sidecar pushes revocations here.
 local contract = require("gateway.contract")
 local cache = require("gateway.cache")
+local keys = require("gateway.keys")
 local respond = require("gateway.respond")
 
 local M = {}
@@ -13,23 +14,44 @@ local function require_post()
   return true
 end
 
--- Body: client row ids, comma-separated. Answers 204 once every marker is recorded.
-function M.invalidate()
+-- Body: client row ids, comma-separated; `mark(row)` for each once all are checked. Answers
+-- 204 once every marker is recorded, 400 (and records none) for a body that is not ids.
+local function each_row(mark)
   if not require_post() then
     return
   end
   ngx.req.read_body()
-  local body = ngx.req.get_body_data() or ""
-  local count = 0
-  for row in body:gmatch("[^,]+") do
+  local rows = {}
+  for row in (ngx.req.get_body_data() or ""):gmatch("[^,]+") do
     if not row:match("^%d+$") then
       return respond.json(400, contract.answers.bad_request.body)
     end
-    cache.invalidate(row, contract.max_age_limit_s)
-    count = count + 1
+    rows[#rows + 1] = row
   end
-  ngx.header["X-Invalidated"] = count
+  for _, row in ipairs(rows) do
+    mark(row)
+  end
+  ngx.header["X-Invalidated"] = #rows
   return ngx.exit(204)
+end
+
+local function invalidate_row(row)
+  cache.invalidate(row, contract.max_age_limit_s)
+end
+
+local function created_row(row)
+  cache.created(row, keys.UNKNOWN_LIFETIME_S, contract.max_age_limit_s)
+end
+
+-- Changed or deleted clients: everything learnt about them is dead.
+function M.invalidate()
+  return each_row(invalidate_row)
+end
+
+-- New clients: only "no client has this id" is dead; what was learnt since about the new client
+-- (its key record, its decisions) stays, so its first callers are not sent back to the sidecar.
+function M.created()
+  return each_row(created_row)
 end
 
 -- The refusals nginx decided itself since the last call (gateway.budget), for the sidecar to

@@ -17,6 +17,9 @@ local records = ngx.shared[contract.dicts.keys]
 local decoded = assert(lrucache.new(4096))
 
 local TAB = "\t"
+-- "No client has this id" is kept at most this long, whatever max_age_ms says: a creation's
+-- notice ends it at once (gateway.cache.created), and this bounds what a lost notice costs.
+M.UNKNOWN_LIFETIME_S = 10
 local NUMBER_OR_EMPTY = "^%d*%.?%d*$"
 
 local function text(value)
@@ -174,6 +177,14 @@ function M.from_answer(header, key_id)
   return rec
 end
 
+-- Whether a record learnt at `created` still holds: a creation ends only "unknown" ones.
+local function alive(created, rec, id)
+  if rec.kind == "unknown" then
+    return cache.unknown_alive(created, id)
+  end
+  return cache.alive(created, id)
+end
+
 -- The record kept for key id `id` (a string of digits), or nil (absent, expired, damaged or
 -- revoked since it was learnt).
 function M.get(id)
@@ -183,7 +194,7 @@ function M.get(id)
   end
   local item = decoded:get(id)
   if item then
-    if cache.alive(item.created, id) then
+    if alive(item.created, item.rec, id) then
       return item.rec
     end
     -- Dead here; the shared dict may hold a newer one another worker learnt since.
@@ -194,7 +205,7 @@ function M.get(id)
     return nil
   end
   local created, rec = M.decode(value, id)
-  if not created or not cache.alive(created, id) then
+  if not created or not alive(created, rec, id) then
     records:delete(id)
     return nil
   end

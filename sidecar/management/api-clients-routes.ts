@@ -54,7 +54,7 @@ export function apiClientsRouter(parts: ManagementParts): Router {
     const id = created.row.id;
     // nginx may remember this id as unknown (someone presented it before it existed): this
     // gateway forgets that before the caller sees the key; the others hear of it through LISTEN.
-    await invalidator.clients([id]);
+    await invalidator.created([id]);
     // DCT's SDKs read the id as api_client_entity_id; the seed's api_key_id stays beside it.
     const ids = { api_key_id: id, api_client_entity_id: id };
     res.status(201).json(key ? { ...ids, token: formatApiKey(id, key.secret) } : ids);

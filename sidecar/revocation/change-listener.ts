@@ -2,6 +2,7 @@ import pg from 'pg';
 import { CLIENT_CHANGES_CHANNEL } from '../../common/contract.js';
 import type { Logger } from '../log.js';
 import type { SidecarMetrics } from '../metrics/sidecar-metrics.js';
+import { type ChangeNotice, parseChangeNotice } from './change-notice.js';
 import type { DecisionInvalidator } from './nginx-control.js';
 
 export interface ChangeListenerOptions {
@@ -15,8 +16,9 @@ export interface ChangeListenerOptions {
 }
 
 /**
- * LISTENs on its own connection for changes of API clients (a trigger NOTIFYs the row id on
- * INSERT, UPDATE or DELETE, whichever sidecar made it) and invalidates this sidecar's nginx.
+ * LISTENs on its own connection for changes of API clients (triggers NOTIFY the row id on
+ * UPDATE or DELETE, and `created:` and the id on INSERT, whichever sidecar made it) and
+ * invalidates this sidecar's nginx (a creation only ends "no client has this id").
  * Notifications sent while the connection is down are lost, so every (re)connection
  * invalidates everything: after a gap, nothing decided before it is trusted. Losing the
  * connection does not: most often the database itself is gone (restarted, failed over), and
@@ -29,6 +31,8 @@ export class ChangeListener {
   private stopped = false;
   /** Row ids to invalidate → when their first notification arrived (performance.now()). */
   private pending = new Map<number, number>();
+  /** Row ids of new clients to announce, likewise. */
+  private pendingCreated = new Map<number, number>();
   private flushing = false;
   private attempt = 0;
   private timer: NodeJS.Timeout | null = null;
@@ -70,8 +74,8 @@ export class ChangeListener {
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client, new Error('connection ended')));
     client.on('notification', (message) => {
-      const id = Number(message.payload);
-      if (Number.isSafeInteger(id) && id > 0) this.enqueue(id);
+      const notice = parseChangeNotice(message.payload);
+      if (notice) this.enqueue(notice);
     });
     try {
       await client.connect();
@@ -122,26 +126,47 @@ export class ChangeListener {
     this.timer = setTimeout(() => void this.connect(), delay);
   }
 
-  /** Notifications of one turn of the event loop go to nginx in one request. */
-  private enqueue(id: number): void {
-    if (!this.pending.has(id)) this.pending.set(id, performance.now());
+  /** Notifications of one turn of the event loop go to nginx in one request of each kind. */
+  private enqueue({ kind, row }: ChangeNotice): void {
+    const pending = kind === 'created' ? this.pendingCreated : this.pending;
+    if (!pending.has(row)) pending.set(row, performance.now());
     if (this.flushing) return;
     this.flushing = true;
     setImmediate(() => void this.flush());
   }
 
   private async flush(): Promise<void> {
-    while (this.pending.size > 0) {
-      const received = [...this.pending.values()];
-      const ids = [...this.pending.keys()];
-      this.pending.clear();
-      const acknowledged = await this.options.invalidator.clients(ids);
-      const lag = this.options.metrics?.revocationLag;
-      if (acknowledged && lag) {
-        const now = performance.now();
-        for (const at of received) lag.observe((now - at) / 1000);
-      }
+    const { invalidator } = this.options;
+    while (this.pending.size > 0 || this.pendingCreated.size > 0) {
+      // A change invalidates more than a creation does: a row with both needs only the change.
+      for (const row of this.pending.keys()) this.pendingCreated.delete(row);
+      const changed = taken(this.pending);
+      const created = taken(this.pendingCreated);
+      if (changed.rows.length > 0)
+        this.observeLag(await invalidator.clients(changed.rows), changed);
+      if (created.rows.length > 0)
+        this.observeLag(await invalidator.created(created.rows), created);
     }
     this.flushing = false;
   }
+
+  private observeLag(acknowledged: boolean, { received }: Taken): void {
+    const lag = this.options.metrics?.revocationLag;
+    if (!acknowledged || !lag) return;
+    const now = performance.now();
+    for (const at of received) lag.observe((now - at) / 1000);
+  }
+}
+
+interface Taken {
+  rows: number[];
+  /** When each row's first notification arrived (performance.now()). */
+  received: number[];
+}
+
+/** Empties `pending`, returning what it held. */
+function taken(pending: Map<number, number>): Taken {
+  const out = { rows: [...pending.keys()], received: [...pending.values()] };
+  pending.clear();
+  return out;
 }

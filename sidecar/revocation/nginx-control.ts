@@ -11,6 +11,11 @@ export interface DecisionInvalidator {
   clients(ids: readonly number[]): Promise<boolean>;
   /** Every decision is dead (after lost notifications). Never throws. */
   all(): Promise<boolean>;
+  /**
+   * These API clients (row ids) are new: nginx forgets that their ids were unknown, and keeps
+   * whatever it learnt about them since. Never throws.
+   */
+  created(ids: readonly number[]): Promise<boolean>;
 }
 
 /** A refusal count nginx decided itself (no sidecar asked): reason, client row or null, count. */
@@ -44,6 +49,7 @@ export function parseFailureCounts(body: unknown): NginxFailureCount[] {
 export const NO_INVALIDATOR: DecisionInvalidator = {
   clients: async () => true,
   all: async () => true,
+  created: async () => true,
 };
 
 const TIMEOUT_MS = 2_000;
@@ -72,6 +78,15 @@ export class NginxControl implements DecisionInvalidator, NginxFailureSource, Us
 
   async all(): Promise<boolean> {
     return this.counted('all', await this.post(CONTROL.invalidateAll, ''));
+  }
+
+  async created(ids: readonly number[]): Promise<boolean> {
+    if (ids.length === 0) return true;
+    const outcome = await this.post(CONTROL.created, ids.join(','), [404]);
+    // A configuration rendered before this endpoint existed (an upgrade under way): the
+    // stronger invalidation, as before, which also ends the unknown ids.
+    if (outcome === 404) return this.clients(ids);
+    return this.counted('clients', outcome === true);
   }
 
   drainFailures(): Promise<NginxFailureCount[]> {
@@ -113,7 +128,13 @@ export class NginxControl implements DecisionInvalidator, NginxFailureSource, Us
     return ok;
   }
 
-  private post(path: string, body: string): Promise<boolean> {
+  /**
+   * True once nginx answered 204, false on any failure (logged); a status in `expected` is
+   * returned as such, unlogged, for the caller to handle.
+   */
+  private post(path: string, body: string): Promise<boolean>;
+  private post(path: string, body: string, expected: number[]): Promise<boolean | number>;
+  private post(path: string, body: string, expected: number[] = []): Promise<boolean | number> {
     return new Promise((resolve) => {
       const req = request(
         {
@@ -125,9 +146,13 @@ export class NginxControl implements DecisionInvalidator, NginxFailureSource, Us
         },
         (res) => {
           res.resume();
-          const ok = res.statusCode === 204;
-          if (!ok)
-            this.log.error('nginx refused an invalidation', { path, status: res.statusCode });
+          const status = res.statusCode ?? 0;
+          if (expected.includes(status)) {
+            resolve(status);
+            return;
+          }
+          const ok = status === 204;
+          if (!ok) this.log.error('nginx refused an invalidation', { path, status });
           resolve(ok);
         },
       );

@@ -1,6 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
+import { request, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { CONTROL } from '../../common/contract.js';
+import { silentLogger } from '../../sidecar/log.js';
+import { NginxControl } from '../../sidecar/revocation/nginx-control.js';
 import { type GatewayUnderTest, startGateway } from './support/gateway-harness.js';
 import { https } from './support/https-client.js';
 import type { SeenRequest } from './support/stub-server.js';
@@ -74,6 +77,25 @@ const get = (authorization?: string) =>
 const key = (id: number, secret = secretOf(id)) => `apk ${id}.${secret}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A request to nginx's control socket: status and body. */
+function rawControl(
+  path: string,
+  body: string,
+  method = 'POST',
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath: gw.controlSocket, path, method }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }),
+      );
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 describe('key records', () => {
   test('the first answer about a key id decides the later ones, right secret or wrong, without asking', async () => {
     const id = freshId();
@@ -131,6 +153,68 @@ describe('key records', () => {
     await gw.stubSidecar.dropConnections();
     expect((await get(key(freshId()))).status).toBe(200);
     expect(gw.authCalls()).toHaveLength(2);
+  });
+});
+
+describe('a new client announced through the control socket (NginxControl.created)', () => {
+  const control = () => new NginxControl(gw.controlSocket, silentLogger);
+  let unknownId = 200;
+
+  test('ends "no client has this id" at once: the next request asks the sidecar', async () => {
+    const id = unknownId++;
+    expect((await get(key(id, wrongSecret()))).status).toBe(401);
+    expect((await get(key(id, wrongSecret()))).status).toBe(401);
+    expect(gw.authCalls()).toHaveLength(1);
+    expect(await control().created([id])).toBe(true);
+    expect((await get(key(id, wrongSecret()))).status).toBe(401);
+    expect(gw.authCalls()).toHaveLength(2);
+  });
+
+  test('keeps what was learnt about the new client itself: its key passes without asking', async () => {
+    const id = freshId();
+    expect((await get(key(id))).status).toBe(200);
+    // The creation's notice reaching nginx after the key's first request (LISTEN is
+    // asynchronous): before, it was a revocation and the next request asked again.
+    expect(await control().created([id])).toBe(true);
+    for (let i = 0; i < 3; i += 1) expect((await get(key(id))).status).toBe(200);
+    expect((await get(key(id, wrongSecret()))).status).toBe(401);
+    expect(gw.authCalls()).toHaveLength(1);
+    // A change of the client, by contrast, ends everything learnt about it.
+    expect(await control().clients([id])).toBe(true);
+    expect((await get(key(id))).status).toBe(200);
+    expect(gw.authCalls()).toHaveLength(2);
+  });
+
+  test('an "unknown" answer to a question asked before the notice is not kept', async () => {
+    const id = unknownId++;
+    let answered = () => {};
+    const slow = new Promise<void>((resolve) => {
+      answered = resolve;
+    });
+    gw.stubSidecar.handler = (seen, res) => {
+      // Held until the notice is in: the answer arrives after it, about a question before it.
+      void slow.then(() => realisticSidecar(seen, res));
+    };
+    const first = get(key(id, wrongSecret()));
+    for (let tries = 0; tries < 100 && gw.authCalls().length < 1; tries += 1) await sleep(10);
+    expect(gw.authCalls()).toHaveLength(1);
+    expect(await control().created([id])).toBe(true);
+    answered();
+    expect((await first).status).toBe(401);
+    gw.stubSidecar.handler = realisticSidecar;
+    expect((await get(key(id, wrongSecret()))).status).toBe(401);
+    expect(gw.authCalls()).toHaveLength(2);
+  });
+
+  test('a body that is not row ids is refused whole (400 in the one shape), marking nothing', async () => {
+    const id = unknownId++;
+    expect((await get(key(id, wrongSecret()))).status).toBe(401);
+    const res = await rawControl(CONTROL.created, `${id},x`);
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body).errors[0].code).toBe('BAD_REQUEST');
+    expect((await get(key(id, wrongSecret()))).status).toBe(401);
+    expect(gw.authCalls()).toHaveLength(1);
+    expect((await rawControl(CONTROL.created, String(id), 'GET')).status).toBe(405);
   });
 });
 
