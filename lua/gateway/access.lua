@@ -496,11 +496,11 @@ local function check(admin)
       return refuse(answers.auth_unavailable)
     end
     if cache_key and not learnt then
-      -- The lifetime counts from now, when the entry is stored: with a token it then ends at
-      -- exp exactly, however long the sidecar took.
+      -- The lifetime counts from the question (gateway.cache.keep): the entry ends at
+      -- max_age_ms after it, or at a token's exp, whichever comes first.
       ngx.update_time()
       cache.put(cache_key, identity, asked_at,
-        entry.lifetime(max_age_ms, ngx.now(), res.header[VALID_UNTIL]))
+        entry.lifetime(max_age_ms, asked_at, res.header[VALID_UNTIL]))
     end
     return use(identity)
   end

@@ -75,15 +75,30 @@ function M.store(dict, key, value, lifetime)
   end
 end
 
--- Keeps a decision made at `created` for `lifetime` seconds. Eviction of older entries when
--- the dict is full is fine (they are only answers we can ask for again).
+-- Stores `value`, the answer to a question asked at `created`, in `dict` until `created +
+-- lifetime`, however long the answer took: a marker set while the question was in flight lives
+-- `lifetime` and a second from when it is set, so it outlives the entry whatever the delay.
+-- Counted from the store instead, an answer arriving more than that second after a revocation
+-- would outlive its marker and pass the revoked client again.
+function M.keep(dict, key, value, created, lifetime)
+  M.note_lifetime(lifetime)
+  local remaining = lifetime - (ngx.now() - created)
+  -- Not below the dict's millisecond resolution: an exptime of 0 would mean "never expires".
+  if remaining < 0.001 then
+    return
+  end
+  M.store(dict, key, value, remaining)
+end
+
+-- Keeps a decision made at `created` for `lifetime` seconds from then. Eviction of older
+-- entries when the dict is full is fine (they are only answers we can ask for again).
 function M.put(key, identity, created, lifetime)
   if lifetime <= 0 then
     return
   end
   local value = entry.encode(created, identity)
   if value then
-    M.store(decisions, key, value, lifetime)
+    M.keep(decisions, key, value, created, lifetime)
   end
 end
 

@@ -223,14 +223,15 @@ function M.claim_refresh(id, seconds)
   return records ~= nil and records:add("refresh " .. id, true, seconds) == true
 end
 
--- Keeps `rec` (from M.from_answer), learnt from a question asked at `created`, for `lifetime` s.
+-- Keeps `rec` (from M.from_answer), learnt from a question asked at `created`, for `lifetime` s
+-- from then (gateway.cache.keep).
 function M.put(id, rec, created, lifetime)
   if lifetime <= 0 or not records then
     return
   end
   local value = M.encode(created, rec)
   if value then
-    cache.store(records, id, value, lifetime)
+    cache.keep(records, id, value, created, lifetime)
   end
 end
 

@@ -218,6 +218,41 @@ describe('a new client announced through the control socket (NginxControl.create
   });
 });
 
+describe('an answer that arrives long after a revocation', () => {
+  test('is never kept past the marker: a deleted key is not passed again once the marker ends', async () => {
+    // Something kept first: markers then live max_age_ms and a second (before anything was
+    // kept, an hour).
+    expect((await get(key(freshId()))).status).toBe(200);
+    gw.reset();
+    const id = freshId();
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    gw.stubSidecar.handler = (seen, res) => void held.then(() => realisticSidecar(seen, res));
+    const first = get(key(id));
+    for (let tries = 0; tries < 100 && gw.authCalls().length < 1; tries += 1) await sleep(10);
+    expect(gw.authCalls()).toHaveLength(1);
+    // Deleted while the question is in flight; the marker lives max_age_ms and a second.
+    const deletedAt = Date.now();
+    expect(await new NginxControl(gw.controlSocket, silentLogger).clients([id])).toBe(true);
+    // The answer, read before the delete, comes two seconds later (within the question's 3 s
+    // timeout): the caller asked first and passes, but what it says may not be kept.
+    await sleep(2_000);
+    release();
+    expect((await first).status).toBe(200);
+    // From now on the sidecar knows no such client.
+    gw.stubSidecar.handler = (seen, res) => {
+      const asked = String(seen.headers.authorization ?? '').replace(/^apk [0-9]+\./, 'apk 100.');
+      realisticSidecar({ ...seen, headers: { ...seen.headers, authorization: asked } }, res);
+    };
+    // Past the marker's end (1.5 + 1 s after it was set), before the end of a record counted
+    // from the answer's arrival (1.5 s after it): such a record would pass the key unasked.
+    await sleep(Math.max(0, deletedAt + MAX_AGE_MS + 1_000 + 400 - Date.now()));
+    expect((await get(key(id))).status).toBe(401);
+  });
+});
+
 describe('a record in use is learnt again before it expires', () => {
   test('the request that finds it half way through its life refreshes it behind: no miss at its end', async () => {
     const id = freshId();
