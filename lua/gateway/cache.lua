@@ -75,13 +75,21 @@ function M.store(dict, key, value, lifetime)
   end
 end
 
--- Stores `value`, the answer to a question asked at `created`, in `dict` until `created +
--- lifetime`, however long the answer took: a marker set while the question was in flight lives
--- `lifetime` and a second from when it is set, so it outlives the entry whatever the delay.
--- Counted from the store instead, an answer arriving more than that second after a revocation
--- would outlive its marker and pass the revoked client again.
-function M.keep(dict, key, value, created, lifetime)
+-- Stores `value`, the answer to a question about client `row` asked at `created`, in `dict`
+-- until `created + lifetime`, however long the answer took. Two rules keep a revocation from
+-- being outlived by an answer that was in flight when it came:
+-- * an answer some marker already makes dead (`still`: M.alive or M.unknown_alive) is not
+--   stored at all: a marker lives the longest lifetime noted when it is set plus a second, and
+--   this answer's lifetime may be longer (max_age_ms raised by a reload meanwhile) or end later
+--   (an answer arriving more than that second after the marker);
+-- * the lifetime is noted before that check, so a marker set after it outlives the entry.
+-- Counted from the store, an answer held past a delete made the deleted key pass again once
+-- the marker ended (docs/decisions/20261127-lifetime-from-the-question.md).
+function M.keep(dict, key, value, created, lifetime, row, still)
   M.note_lifetime(lifetime)
+  if not still(created, row) then
+    return
+  end
   local remaining = lifetime - (ngx.now() - created)
   -- Not below the dict's millisecond resolution: an exptime of 0 would mean "never expires".
   if remaining < 0.001 then
@@ -98,7 +106,7 @@ function M.put(key, identity, created, lifetime)
   end
   local value = entry.encode(created, identity)
   if value then
-    M.keep(decisions, key, value, created, lifetime)
+    M.keep(decisions, key, value, created, lifetime, identity.row, M.alive)
   end
 end
 

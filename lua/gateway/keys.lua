@@ -231,7 +231,8 @@ function M.put(id, rec, created, lifetime)
   end
   local value = M.encode(created, rec)
   if value then
-    cache.keep(records, id, value, created, lifetime)
+    cache.keep(records, id, value, created, lifetime, id,
+      rec.kind == "unknown" and cache.unknown_alive or cache.alive)
   end
 end
 
