@@ -1,4 +1,4 @@
-import { request as httpRequest } from 'node:http';
+import { type Agent, request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 
@@ -24,6 +24,8 @@ export interface HttpOptions {
   /** Send over this unix socket (http URLs; the host name is only the Host header). */
   socketPath?: string;
   timeoutMs?: number;
+  /** A keep-alive agent whose connections are reused; by default each request opens its own. */
+  agent?: Agent;
 }
 
 /** A small HTTP(S) client that shows exactly what the server answered (no redirects, no retries). */
@@ -51,7 +53,7 @@ export function http(url: string, options: HttpOptions = {}): Promise<HttpRespon
       {
         method: options.method ?? 'GET',
         headers,
-        agent: false,
+        agent: options.agent ?? false,
         ...(options.connectTo ? { lookup: fixedLookup(options.connectTo) } : {}),
         ...(options.socketPath ? { socketPath: options.socketPath } : {}),
         timeout: options.timeoutMs ?? 10_000,
