@@ -62,9 +62,9 @@ function M.note_lifetime(lifetime)
   end
 end
 
--- Stores `value` in `dict` for `lifetime` seconds, counting evictions and failures.
-function M.store(dict, key, value, lifetime)
-  M.note_lifetime(lifetime)
+-- Stores `value` in `dict` for `lifetime` seconds, counting evictions and failures. Only
+-- through M.keep, which notes the lifetime first.
+local function store(dict, key, value, lifetime)
   local ok, _, forcible = dict:set(key, value, lifetime)
   local counts = metrics.counts
   if not ok then
@@ -95,7 +95,7 @@ function M.keep(dict, key, value, created, lifetime, row, still)
   if remaining < 0.001 then
     return
   end
-  M.store(dict, key, value, remaining)
+  store(dict, key, value, remaining)
 end
 
 -- Keeps a decision made at `created` for `lifetime` seconds from then. Eviction of older

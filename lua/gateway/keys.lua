@@ -177,12 +177,10 @@ function M.from_answer(header, key_id)
   return rec
 end
 
--- Whether a record learnt at `created` still holds: a creation ends only "unknown" ones.
-local function alive(created, rec, id)
-  if rec.kind == "unknown" then
-    return cache.unknown_alive(created, id)
-  end
-  return cache.alive(created, id)
+-- Which markers end `rec`: a creation's (gateway.cache.created) ends only "unknown" records.
+-- The function to call with (learnt at, id).
+local function liveness(rec)
+  return rec.kind == "unknown" and cache.unknown_alive or cache.alive
 end
 
 -- The record kept for key id `id` (a string of digits), or nil (absent, expired, damaged or
@@ -194,7 +192,7 @@ function M.get(id)
   end
   local item = decoded:get(id)
   if item then
-    if alive(item.created, item.rec, id) then
+    if liveness(item.rec)(item.created, id) then
       return item.rec
     end
     -- Dead here; the shared dict may hold a newer one another worker learnt since.
@@ -205,7 +203,7 @@ function M.get(id)
     return nil
   end
   local created, rec = M.decode(value, id)
-  if not created or not alive(created, rec, id) then
+  if not created or not liveness(rec)(created, id) then
     records:delete(id)
     return nil
   end
@@ -231,8 +229,7 @@ function M.put(id, rec, created, lifetime)
   end
   local value = M.encode(created, rec)
   if value then
-    cache.keep(records, id, value, created, lifetime, id,
-      rec.kind == "unknown" and cache.unknown_alive or cache.alive)
+    cache.keep(records, id, value, created, lifetime, id, liveness(rec))
   end
 end
 

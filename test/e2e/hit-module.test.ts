@@ -87,11 +87,12 @@ async function pushes(): Promise<number> {
 
 /**
  * Runs a change of one API client (a create, a rotation, a delete) and waits until the sidecar
- * has pushed its notice to nginx. Each change is one notice and one count. The notice marks the
- * client in nginx's revocation markers. If it landed after the next request had learnt the
- * key's record, that record would be dead on arrival, and the request after it would go back
- * to Lua (2026-11-27 in CI: 4 module hits out of 5). Every change in this file goes through
- * here, so no earlier notice can arrive late and stand in for this one.
+ * has pushed its notice to nginx. Each change is one notice and one count. A rotation's or a
+ * delete's notice marks the client in nginx's revocation markers: if it landed after the next
+ * request had learnt the key's record, that record would be dead on arrival, and the request
+ * after it would go back to Lua (2026-11-27 in CI: 4 module hits out of 5, then from creates,
+ * whose notice now ends only an unknown id). Creates are waited for too, so that every change
+ * in this file goes through here and no earlier notice can arrive late and stand in for this one.
  */
 async function settled<T>(change: () => Promise<T>): Promise<T> {
   const before = await pushes();
