@@ -92,6 +92,17 @@ function M.spend(id, asked)
   end
 end
 
+-- A client was just created with id `id`: guesses made while no client had it spent its
+-- budget against nothing, and must not meet the new client's first callers with 429 (ids come
+-- from a sequence, so the next ones are easy to aim at). Its owner's first requests then ask
+-- the sidecar, as any first sight does; the guesses after the creation count afresh.
+function M.forgive(id)
+  if budgets then
+    budgets:delete(key_of_id(id))
+    budgets:delete("r" .. id)
+  end
+end
+
 -- With a key id's budget spent and no record of it, one question a second may still go to the
 -- sidecar, so the record of an attacked id is learnt again once it expires and the right
 -- secret keeps passing from memory. True for the one request that may ask.

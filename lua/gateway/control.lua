@@ -2,6 +2,7 @@
 local contract = require("gateway.contract")
 local cache = require("gateway.cache")
 local keys = require("gateway.keys")
+local budget = require("gateway.budget")
 local respond = require("gateway.respond")
 
 local M = {}
@@ -41,6 +42,7 @@ end
 
 local function created_row(row)
   cache.created(row, keys.UNKNOWN_LIFETIME_S, contract.max_age_limit_s)
+  budget.forgive(row)
 end
 
 -- Changed or deleted clients: everything learnt about them is dead.
@@ -50,6 +52,7 @@ end
 
 -- New clients: only "no client has this id" is dead; what was learnt since about the new client
 -- (its key record, its decisions) stays, so its first callers are not sent back to the sidecar.
+-- The id's failure budget starts again: guesses before the client existed were at nothing.
 function M.created()
   return each_row(created_row)
 end
@@ -60,7 +63,7 @@ function M.failures()
   if not require_post() then
     return
   end
-  respond.json_data(require("gateway.budget").drain_failures())
+  respond.json_data(budget.drain_failures())
 end
 
 -- The requests counted per client in finished generations (gateway.usage), for the sidecar's

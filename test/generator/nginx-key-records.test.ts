@@ -10,11 +10,12 @@ import type { SeenRequest } from './support/stub-server.js';
 import { sendJson } from './support/stub-server.js';
 
 // The real nginx with key records and failure budgets on, in front of a stub sidecar that
-// answers as the real one does (docs/decisions/20261125-miss-path.md): key ids below 100 belong
-// to clients whose secret is secretOf(id); others belong to nobody.
+// answers as the real one does (docs/decisions/20261125-miss-path.md): key ids below 100, and
+// those in `createdIds`, belong to clients whose secret is secretOf(id); others belong to nobody.
 const MAX_AGE_MS = 1_500;
 const PER_KEY_ID = 3;
 let gw: GatewayUnderTest;
+const createdIds = new Set<number>();
 
 const secretOf = (id: number) => createHash('sha256').update(`secret ${id}`).digest('base64url');
 const wrongSecret = () => randomBytes(32).toString('base64url');
@@ -29,7 +30,7 @@ function realisticSidecar(seen: SeenRequest, res: ServerResponse): void {
     return;
   }
   const id = Number(match[1]);
-  if (id >= 100) {
+  if (id >= 100 && !createdIds.has(id)) {
     sendJson(res, 401, INVALID, {
       'WWW-Authenticate': 'apk',
       'X-Gateway-Key-Record': 'unknown',
@@ -64,6 +65,7 @@ beforeAll(async () => {
 });
 afterAll(() => gw?.stop());
 beforeEach(() => {
+  createdIds.clear();
   gw.reset();
   gw.stubSidecar.handler = realisticSidecar;
 });
@@ -204,6 +206,45 @@ describe('a new client announced through the control socket (NginxControl.create
     gw.stubSidecar.handler = realisticSidecar;
     expect((await get(key(id, wrongSecret()))).status).toBe(401);
     expect(gw.authCalls()).toHaveLength(2);
+  });
+
+  test("starts the id's failure budget again: guesses made before the client existed do not meet its first callers", async () => {
+    const id = unknownId++;
+    for (let i = 0; i < PER_KEY_ID; i += 1) {
+      expect((await get(key(id, wrongSecret()))).status).toBe(401);
+    }
+    expect((await get(key(id, wrongSecret()))).status).toBe(429);
+    expect(gw.authCalls()).toHaveLength(1);
+    createdIds.add(id);
+    expect(await control().created([id])).toBe(true);
+    // The owner's first requests arrive together, before any record of the new client: each
+    // asks (before, one took the budget's one question a second and the others met 429).
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    gw.stubSidecar.handler = (seen, res) => {
+      void held.then(() => realisticSidecar(seen, res));
+    };
+    let answered = 0;
+    const first = [0, 1, 2].map(() =>
+      get(key(id)).then((res) => {
+        answered += 1;
+        return res.status;
+      }),
+    );
+    for (let tries = 0; tries < 200 && gw.authCalls().length + answered < 4; tries += 1) {
+      await sleep(10);
+    }
+    release();
+    expect(await Promise.all(first)).toEqual([200, 200, 200]);
+    expect(gw.authCalls()).toHaveLength(4);
+    // Guesses after the creation count afresh, against the new client.
+    for (let i = 0; i < PER_KEY_ID; i += 1) {
+      expect((await get(key(id, wrongSecret()))).status).toBe(401);
+    }
+    expect((await get(key(id, wrongSecret()))).status).toBe(429);
+    expect((await get(key(id))).status).toBe(200);
   });
 
   test('a body that is not row ids is refused whole (400 in the one shape), marking nothing', async () => {
