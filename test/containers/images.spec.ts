@@ -88,17 +88,23 @@ describe('the images, wired as in docker-compose.yml', () => {
       (await stack.logs('proxy'))
         .split('\n')
         .filter((l) => /"[A-Z]+ \S+ HTTP\/[\d.]+" \d{3}/.test(l));
-    const before = (await accessLines()).length;
+    // A request of our own, waited for in the log: once its line is there, every line an
+    // earlier request caused is there too (the container's log reaches us with a delay).
+    const logged = async (marker: string) => {
+      expect((await call(marker)).status).toBe(401);
+      let lines = await accessLines();
+      for (let i = 0; i < 100 && !lines.some((l) => l.includes(marker)); i += 1) {
+        await new Promise((r) => setTimeout(r, 50));
+        lines = await accessLines();
+      }
+      return lines;
+    };
+    const start = `/health-marker-before-${Date.now()}`;
+    const before = (await logged(start)).findIndex((l) => l.includes(start)) + 1;
+    expect(before).toBeGreaterThan(0);
     for (let i = 0; i < 3; i += 1) await runCheck();
-    // A request of our own, logged after the checks: once its line is there, every line
-    // the checks could have caused is there too.
-    const marker = `/health-marker-${Date.now()}`;
-    expect((await call(marker)).status).toBe(401);
-    let lines = await accessLines();
-    for (let i = 0; i < 100 && !lines.some((l) => l.includes(marker)); i += 1) {
-      await new Promise((r) => setTimeout(r, 50));
-      lines = await accessLines();
-    }
+    const marker = `/health-marker-after-${Date.now()}`;
+    const lines = await logged(marker);
     expect(lines.slice(before)).toEqual([expect.stringContaining(`GET ${marker} `)]);
 
     await stack.stopService('gateway');
