@@ -35,6 +35,11 @@ local function key_of_id(id)
   return "k" .. id
 end
 
+-- The one-question-a-second slot of an attacked key id (M.refill_slot).
+local function key_of_refill(id)
+  return "r" .. id
+end
+
 local function key_of_address()
   return "a" .. ngx.var.binary_remote_addr
 end
@@ -99,7 +104,7 @@ end
 function M.forgive(id)
   if budgets then
     budgets:delete(key_of_id(id))
-    budgets:delete("r" .. id)
+    budgets:delete(key_of_refill(id))
   end
 end
 
@@ -107,7 +112,7 @@ end
 -- sidecar, so the record of an attacked id is learnt again once it expires and the right
 -- secret keeps passing from memory. True for the one request that may ask.
 function M.refill_slot(id)
-  return budgets ~= nil and budgets:add("r" .. id, true, 1) == true
+  return budgets ~= nil and budgets:add(key_of_refill(id), true, 1) == true
 end
 
 -- Refusals nginx decided itself, counted for the sidecar's failure counts (auth-failures):
