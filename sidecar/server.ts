@@ -9,6 +9,7 @@ import type { BearerVerifier } from './auth/bearer-verifier.js';
 import { ClientDirectory } from './clients/client-directory.js';
 import { ClientReads } from './clients/client-reads.js';
 import { ClientStore } from './clients/client-store.js';
+import type { RecordStreams } from './clients/list-thread.js';
 import { asciiJson, INTERNAL_ERROR_BODY } from './errors/api-error.js';
 import { acceptAuthFrames } from './frames/frame-listener.js';
 import type { Logger } from './log.js';
@@ -37,6 +38,8 @@ export interface SidecarParts {
   clock?: Clock;
   /** Where /auth counts its decisions; none: not counted. */
   metrics?: SidecarMetrics | null;
+  /** Where whole listings are read; default: management's store, on the main thread. */
+  listings?: RecordStreams;
 }
 
 /** The sidecar's HTTP server: `/auth` on plain node:http, the rest through Express. */
@@ -49,6 +52,7 @@ export function createSidecarServer({
   observer = NO_OBSERVER,
   clock = Date.now,
   metrics = null,
+  listings,
 }: SidecarParts): Server {
   const directory = new ClientDirectory(new ClientReads(pool));
   const authenticator = new Authenticator(
@@ -67,6 +71,7 @@ export function createSidecarServer({
     auditDb: managementPool,
     settings: new SettingsStore(managementPool),
     clock,
+    ...(listings ? { listings } : {}),
   });
 
   // nginx accepts up to 4 × 8 KB of request headers and forwards them on /auth: accept as

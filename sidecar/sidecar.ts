@@ -5,6 +5,7 @@ import { observers } from './auth/auth-observer.js';
 import { createBootstrapKeyIfAsked } from './bootstrap.js';
 import { ClientStore } from './clients/client-store.js';
 import { LastUsedRecorder } from './clients/last-used.js';
+import { ListThread } from './clients/list-thread.js';
 import type { SidecarConfig } from './config.js';
 import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
@@ -67,6 +68,10 @@ export async function startSidecar(
   // never waits behind one, nor opens a connection because one holds its own through a
   // commit (docs/decisions/20261127-background-writes-pool.md).
   const writesPool = createPool(config.databaseUrl, log, { max: 2, asyncCommit: true });
+  // Whole listings are read on a thread of their own (and its own connections): their
+  // megabytes of text never pause /auth for the collector (20261127-listing-thread.md).
+  const listings = new ListThread(config.databaseUrl, log);
+  listings.start();
   const metrics = new SidecarMetrics();
   instrumentPools(metrics, { auth: pool, management: managementPool, writes: writesPool });
   if (config.controlSocket) registerNginxCounters(metrics, config.controlSocket);
@@ -158,6 +163,7 @@ export async function startSidecar(
     bearer: (clients) => new OidcBearerVerifier(oidc, clients, log, clock, metrics),
     observer: observers(lastUsed, failures),
     clock,
+    listings,
   });
   const url = await listen(server, config.listen);
   serving = true;
@@ -187,7 +193,7 @@ export async function startSidecar(
       await invalidator.all();
       // What was noted in memory goes to the database before the pools close.
       await Promise.all([lastUsed.close(), failures.close(), recorder?.close(), pruner.stop()]);
-      await Promise.all([pool.end(), managementPool.end(), writesPool.end()]);
+      await Promise.all([pool.end(), managementPool.end(), writesPool.end(), listings.close()]);
     },
   };
 }

@@ -1,16 +1,14 @@
 import type pg from 'pg';
-import type { ApiClientRow } from './api-client.js';
+import { type ApiClientRow, toRecord } from './api-client.js';
 import {
   isDescending,
   KEY_SQL,
   keyOf,
   type Sort,
-  type SortField,
   type SortKey,
   sortField,
 } from './client-order.js';
 import { COLUMNS, type DbRow, fromDb } from './client-rows.js';
-import { RECORD_JSON_SQL } from './record-sql.js';
 
 /** One page of a listing, in the listing's order. */
 export interface PageRequest {
@@ -108,8 +106,10 @@ export class ClientReads {
 
   /**
    * Every row after (or before) `from`, in `sort` order, as batches of at most `batch` rows,
-   * each already serialised as the listing's items (RECORD_JSON_SQL): PostgreSQL, not this event
-   * loop, does the per-row work. Each batch is its own keyset query: no transaction or
+   * each already serialised as the listing's items. In the sidecar this runs on the listing
+   * thread (list-worker.ts), where the per-row work stops nothing else; PostgreSQL only reads
+   * rows (serialising there cost it five times the CPU, and it shares a core with `/auth`'s
+   * look-ups at full priority: 20261127-listing-thread.md). Each batch is its own keyset query: no transaction or
    * connection is held between batches, so a caller that reads slowly pins nothing in the
    * database, and `/auth` queries interleave. Rows before a key are read forwards from the start
    * up to it, so they stream in order too.
@@ -124,7 +124,6 @@ export class ClientReads {
     const exprs = KEY_SQL[field];
     const ascending = !isDescending(sort);
     const order = exprs.map((e) => `${e} ${ascending ? 'ASC' : 'DESC'}`).join(', ');
-    const reverse = exprs.map((e) => `${e} ${ascending ? 'DESC' : 'ASC'}`).join(', ');
     // The upper bound of a "before" cursor stays; the lower bound moves with every batch.
     const end = from?.direction === 'before' ? from.key : null;
     let after = from?.direction === 'after' ? from.key : null;
@@ -145,22 +144,20 @@ export class ClientReads {
       }
       values.push(batch);
       const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-      // One row per batch: the items joined by PostgreSQL, and the first and last rows' keys.
-      const { rows } = await this.pool.query<RecordBatchRow>(
-        `WITH page AS (
-           SELECT ${RECORD_JSON_SQL} AS j, id, name, api_client_id FROM api_clients ${where}
-           ORDER BY ${order} LIMIT $${values.length})
-         SELECT string_agg(j, ',' ORDER BY ${order}) AS json, count(*)::int AS n,
-                (array_agg(json_build_array(id, name, api_client_id) ORDER BY ${order}))[1] AS first,
-                (array_agg(json_build_array(id, name, api_client_id) ORDER BY ${reverse}))[1] AS last
-         FROM page`,
+      const { rows } = await this.pool.query<DbRow>(
+        `SELECT ${COLUMNS} FROM api_clients ${where} ORDER BY ${order} LIMIT $${values.length}`,
         values,
       );
-      const row = rows[0];
-      if (!row || row.n === 0 || !row.json || !row.first || !row.last) return;
-      const last = recordKey(row.last, field);
-      yield { json: row.json, count: row.n, first: recordKey(row.first, field), last };
-      if (row.n < batch) return;
+      const clients = rows.map(fromDb);
+      const firstRow = clients[0];
+      const lastRow = clients[clients.length - 1];
+      if (!firstRow || !lastRow) return;
+      // Serialised as the paged listing and GET serialise (toRecord), so the three agree.
+      const now = Date.now();
+      const json = clients.map((client) => JSON.stringify(toRecord(client, now))).join(',');
+      const last = keyOf(lastRow, field);
+      yield { json, count: clients.length, first: keyOf(firstRow, field), last };
+      if (clients.length < batch) return;
       after = last;
     }
   }
@@ -219,20 +216,6 @@ export interface RecordBatch {
   count: number;
   first: SortKey;
   last: SortKey;
-}
-
-interface RecordBatchRow {
-  json: string | null;
-  n: number;
-  /** [id, name, api_client_id] of the batch's first and last rows. */
-  first: KeyColumns | null;
-  last: KeyColumns | null;
-}
-
-type KeyColumns = [id: number, name: string, apiClientId: string | null];
-
-function recordKey([id, name, apiClientId]: KeyColumns, field: SortField): SortKey {
-  return keyOf({ id, name, apiClientId }, field);
 }
 
 /** The name filter, as api_clients_name_prefix (migration 0009) serves it; `$n` follows. */

@@ -25,7 +25,7 @@ const SUBJECT_TAKEN = 'An API client with this api_client_id already exists.';
  * failure.
  */
 export function apiClientsRouter(parts: ManagementParts): Router {
-  const { store, invalidator, log, changes, clock = Date.now } = parts;
+  const { store, invalidator, log, changes, clock = Date.now, listings = store } = parts;
   const router = Router({ strict: false });
   mount(router, OPS.create, async (req, res) => {
     const input = parseCreateApiClient(req.body, clock());
@@ -71,7 +71,15 @@ export function apiClientsRouter(parts: ManagementParts): Router {
         res.status(200).type('application/json; charset=utf-8').end();
         return;
       }
-      await streamList(res, store, sort, cursor, log.child(requestIdFields(req.headers)), name);
+      await streamList(
+        res,
+        store,
+        listings,
+        sort,
+        cursor,
+        log.child(requestIdFields(req.headers)),
+        name,
+      );
       return;
     }
     const page = await store.list({

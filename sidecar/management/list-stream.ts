@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import type { Response } from 'express';
 import type { Sort, SortKey } from '../clients/client-order.js';
 import type { ClientReads } from '../clients/client-reads.js';
+import type { RecordStreams } from '../clients/list-thread.js';
 import type { Logger } from '../log.js';
 import { encodeCursor, type PageCursor } from './page-cursor.js';
 
@@ -30,13 +31,14 @@ export const STREAM_BATCH = 350;
 export async function streamList(
   res: Response,
   store: ClientReads,
+  streams: RecordStreams,
   sort: Sort,
   cursor: PageCursor | null,
   log: Logger,
   namePrefix: string | null = null,
 ): Promise<void> {
   const from = cursor ? { direction: cursor.direction, key: cursor.key } : null;
-  const batches = store.streamRecords(sort, from, STREAM_BATCH, namePrefix);
+  const batches = streams.streamRecords(sort, from, STREAM_BATCH, namePrefix);
   // The first batch before any header: a database fault still gets its JSON error.
   const firstBatch = await batches.next();
   const totalPromise = cursor

@@ -1,6 +1,7 @@
 import type { AuditedChanges } from '../audit/audited-change.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { ClientStore } from '../clients/client-store.js';
+import type { RecordStreams } from '../clients/list-thread.js';
 import type { Queryable } from '../db/queryable.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../oidc/settings.js';
@@ -22,6 +23,8 @@ export interface ManagementParts {
   auditDb: Queryable;
   /** The gateway-wide settings (the bootstrap lock); a change commits with its audit event. */
   settings: SettingsRepository;
+  /** Where whole listings are read (the listing thread); default: `store`, on this thread. */
+  listings?: RecordStreams;
   /** Time for expiry checks and grace periods; tests move it. */
   clock?: Clock;
 }

@@ -30,7 +30,7 @@ describe('rate_limit on an API client', () => {
     });
     const read = await get(`${CLIENTS}/${id}`);
     expect(read.json).toMatchObject({ id, rate_limit: { requests: 100, per_seconds: 1 } });
-    // The streamed listing is serialised by PostgreSQL (record-sql.ts), the paged one by Node.
+    // The streamed listing comes from the listing thread, the paged one from the main thread.
     const streamed = await get(CLIENTS);
     const paged = await get(`${CLIENTS}?limit=1000`);
     for (const listing of [streamed, paged]) {

@@ -1,0 +1,113 @@
+import { setPriority } from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import { createPool } from '../db/pool.js';
+import type { Logger } from '../log.js';
+import { ClientReads, type RecordBatch } from './client-reads.js';
+import type { FromListWorker, ListLogLine, ToListWorker } from './list-messages.js';
+
+/**
+ * The listing thread: whole listings are read and serialised here, in an isolate of its own,
+ * so their tens of megabytes of text never make the main thread's collector stop `/auth`
+ * (docs/decisions/20261127-listing-thread.md). Started by `ListThread`.
+ */
+
+export interface ListWorkerData {
+  databaseUrl: string;
+  /** Added to this thread's nice value: listings yield the sidecar's cores to `/auth`. */
+  niceness: number;
+}
+
+const port = parentPort;
+if (!port) throw new Error('list-worker.js runs only as a worker thread');
+const data = workerData as ListWorkerData;
+
+/** Lines go to the main thread's logger, which knows the level and where lines go. */
+function threadLogger(bound: Record<string, unknown>): Logger {
+  const at =
+    (level: ListLogLine['log']['level']) => (message: string, fields?: Record<string, unknown>) =>
+      post({ log: { level, message, fields: { ...bound, ...fields } } });
+  return {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: (fields) => threadLogger({ ...bound, ...fields }),
+  };
+}
+const log = threadLogger({ thread: 'listing' });
+
+// On Linux a nice value belongs to a thread: this lowers the listing thread alone. Refused
+// (a sandbox without setpriority): listings then compete as equals, as they did on one thread.
+try {
+  setPriority(data.niceness);
+} catch (err) {
+  log.warn('listing thread priority not lowered', { error: (err as Error).message });
+}
+
+const reads = new ClientReads(createPool(data.databaseUrl, log, { max: 4 }));
+
+interface Open {
+  batches: AsyncGenerator<RecordBatch, void, undefined>;
+  /** The batch read ahead: the database works on it while the main thread writes the last. */
+  ahead: Promise<IteratorResult<RecordBatch, void>>;
+}
+const open = new Map<number, Open>();
+
+const encoder = new TextEncoder();
+
+function post(message: FromListWorker, transfer: ArrayBuffer[] = []): void {
+  port!.postMessage(message, transfer);
+}
+
+async function answer(id: number): Promise<void> {
+  const listing = open.get(id);
+  if (!listing) return;
+  let next: IteratorResult<RecordBatch, void>;
+  try {
+    next = await listing.ahead;
+  } catch (err) {
+    open.delete(id);
+    const { message, code } = err as { message?: unknown; code?: unknown };
+    post({
+      id,
+      error: {
+        message: typeof message === 'string' ? message : String(err),
+        code: typeof code === 'string' ? code : undefined,
+      },
+    });
+    return;
+  }
+  if (next.done) {
+    open.delete(id);
+    post({ id, done: true });
+    return;
+  }
+  listing.ahead = listing.batches.next();
+  // Settled when asked for; until then a rejection is not "unhandled".
+  listing.ahead.catch(() => undefined);
+  const { json, count, first, last } = next.value;
+  const bytes = encoder.encode(json);
+  post({ id, batch: { json: bytes, count, first, last } }, [bytes.buffer as ArrayBuffer]);
+}
+
+port.on('message', (message: ToListWorker) => {
+  if (message.op === 'open') {
+    const batches = reads.streamRecords(
+      message.sort,
+      message.from,
+      message.batch,
+      message.namePrefix,
+    );
+    const ahead = batches.next();
+    ahead.catch(() => undefined);
+    open.set(message.id, { batches, ahead });
+    void answer(message.id);
+  } else if (message.op === 'next') {
+    void answer(message.id);
+  } else {
+    const listing = open.get(message.id);
+    open.delete(message.id);
+    // After the batch read ahead settles: a generator cannot return while it is running.
+    void listing?.ahead.finally(() => listing.batches.return(undefined)).catch(() => undefined);
+  }
+});
