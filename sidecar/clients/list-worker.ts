@@ -44,7 +44,9 @@ try {
   log.warn('listing thread priority not lowered', { error: (err as Error).message });
 }
 
-const reads = new ClientReads(createPool(data.databaseUrl, log, { max: 4 }));
+// Two connections: a listing holds one only while a batch is read (one at a time, one ahead),
+// so two serve several listings at once; each sidecar adds at most two to PostgreSQL.
+const reads = new ClientReads(createPool(data.databaseUrl, log, { max: 2 }));
 
 interface Open {
   batches: AsyncGenerator<RecordBatch, void, undefined>;
