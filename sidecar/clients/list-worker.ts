@@ -1,4 +1,4 @@
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createPool } from '../db/pool.js';
 import type { Logger } from '../log.js';
@@ -16,6 +16,9 @@ export interface ListWorkerData {
   /** Added to this thread's nice value: listings yield the sidecar's cores to `/auth`. */
   niceness: number;
 }
+
+/** The highest nice value Linux knows: the lowest priority. */
+const LOWEST_PRIORITY = 19;
 
 const port = parentPort;
 if (!port) throw new Error('list-worker.js runs only as a worker thread');
@@ -36,10 +39,11 @@ function threadLogger(bound: Record<string, unknown>): Logger {
 }
 const log = threadLogger({ thread: 'listing' });
 
-// On Linux a nice value belongs to a thread: this lowers the listing thread alone. Refused
-// (a sandbox without setpriority): listings then compete as equals, as they did on one thread.
+// On Linux a nice value belongs to a thread: this lowers the listing thread alone, from
+// whatever the sidecar runs at (19 is the lowest). Refused (a sandbox without setpriority):
+// listings then compete as equals, as they did on one thread.
 try {
-  setPriority(data.niceness);
+  setPriority(Math.min(LOWEST_PRIORITY, getPriority() + data.niceness));
 } catch (err) {
   log.warn('listing thread priority not lowered', { error: (err as Error).message });
 }
