@@ -109,10 +109,10 @@ export class ClientReads {
    * each already serialised as the listing's items. In the sidecar this runs on the listing
    * thread (list-worker.ts), where the per-row work stops nothing else; PostgreSQL only reads
    * rows (serialising there cost it five times the CPU, and it shares a core with `/auth`'s
-   * look-ups at full priority: 20261127-listing-thread.md). Each batch is its own keyset query: no transaction or
-   * connection is held between batches, so a caller that reads slowly pins nothing in the
-   * database, and `/auth` queries interleave. Rows before a key are read forwards from the start
-   * up to it, so they stream in order too.
+   * look-ups at full priority: 20261127-listing-thread.md). Each batch is its own keyset
+   * query: no transaction or connection is held between batches, so a caller that reads slowly
+   * pins nothing in the database, and `/auth` queries interleave. Rows before a key are read
+   * forwards from the start up to it, so they stream in order too.
    */
   async *streamRecords(
     sort: Sort,

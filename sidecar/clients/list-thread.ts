@@ -21,8 +21,8 @@ export interface RecordStreams {
 /**
  * Whole listings read on a worker thread of their own, at a lower priority, with their own
  * connections (docs/decisions/20261127-listing-thread.md). The main thread only writes the
- * bytes it is handed. Started at the first listing; a thread that dies fails its listings (as
- * a database fault would) and the next listing starts another.
+ * bytes it is handed. Started with the sidecar (`start`); a thread that dies fails its listings
+ * (as a database fault would) and the next listing starts another.
  */
 export class ListThread implements RecordStreams {
   private worker: Worker | null = null;
@@ -33,7 +33,6 @@ export class ListThread implements RecordStreams {
   constructor(
     private readonly databaseUrl: string,
     private readonly log: Logger,
-    private readonly niceness: number = LISTING_NICENESS,
   ) {}
 
   async *streamRecords(
@@ -99,7 +98,7 @@ export class ListThread implements RecordStreams {
     if (this.worker) return this.worker;
     const data: ListWorkerData = {
       databaseUrl: this.databaseUrl,
-      niceness: this.niceness,
+      niceness: LISTING_NICENESS,
     };
     const worker = new Worker(workerUrl(), { workerData: data, resourceLimits: LISTING_HEAP });
     // A thread with no listing open keeps no process alive.

@@ -61,6 +61,16 @@ const open = new Map<number, Open>();
 
 const encoder = new TextEncoder();
 
+/** The listing's next batch, started now and awaited when asked for. */
+function readAhead(
+  batches: AsyncGenerator<RecordBatch, void, undefined>,
+): Promise<IteratorResult<RecordBatch, void>> {
+  const ahead = batches.next();
+  // Settled when asked for; until then a rejection is not "unhandled".
+  ahead.catch(() => undefined);
+  return ahead;
+}
+
 function post(message: FromListWorker, transfer: ArrayBuffer[] = []): void {
   port!.postMessage(message, transfer);
 }
@@ -88,9 +98,7 @@ async function answer(id: number): Promise<void> {
     post({ id, done: true });
     return;
   }
-  listing.ahead = listing.batches.next();
-  // Settled when asked for; until then a rejection is not "unhandled".
-  listing.ahead.catch(() => undefined);
+  listing.ahead = readAhead(listing.batches);
   const { json, count, first, last } = next.value;
   const bytes = encoder.encode(json);
   post({ id, batch: { json: bytes, count, first, last } }, [bytes.buffer as ArrayBuffer]);
@@ -104,9 +112,7 @@ port.on('message', (message: ToListWorker) => {
       message.batch,
       message.namePrefix,
     );
-    const ahead = batches.next();
-    ahead.catch(() => undefined);
-    open.set(message.id, { batches, ahead });
+    open.set(message.id, { batches, ahead: readAhead(batches) });
     void answer(message.id);
   } else if (message.op === 'next') {
     void answer(message.id);
