@@ -76,6 +76,12 @@ export const REQUIRE_ADMIN_HEADER = 'X-Gateway-Require-Admin';
 export const FRAME_QUESTION_HEADER = 'X-Gateway-Question';
 
 /**
+ * The auth frame's marker (sidecar/frames/auth-frame.ts, lua/gateway/auth_frame.lua): a
+ * question starts with it and a line feed, an answer's first line with it and a space.
+ */
+export const FRAME_MARKER = 'GWA1';
+
+/**
  * Identity the sidecar answers on a 2xx: the Lua code copies it into `variable`, which nginx
  * sets on the upstream request under the same header name, replacing any the caller sent.
  * Values are percent-encoded UTF-8 (encodeURIComponent) where they are free text.

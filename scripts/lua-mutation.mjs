@@ -26,7 +26,7 @@ const TARGETS = [
   { file: 'lua/gateway/keying.lua', lines: [18, Infinity] },
   { file: 'lua/gateway/request_check.lua', lines: [1, Infinity] },
   // build_request, parse_status, parse_header, parse_chunk_size; the rest uses a socket.
-  { file: 'lua/gateway/sidecar_client.lua', lines: [1, 42] },
+  { file: 'lua/gateway/sidecar_http.lua', lines: [1, 49] },
 ];
 
 const SWAPS = {

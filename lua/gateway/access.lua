@@ -2,6 +2,7 @@
 -- cached decision, an API key against its key record, a request without credentials), then
 -- the failure budgets, then the sidecar, asked in one hop. Fails closed: whatever is not a
 -- clear "yes" from memory or from the sidecar is refused (docs/decisions/20261125-miss-path.md).
+-- The flow and its answers; how the sidecar is asked is gateway.sidecar's.
 local budget = require("gateway.budget")
 local contract = require("gateway.contract")
 local cache = require("gateway.cache")
@@ -13,23 +14,11 @@ local ratelimit = require("gateway.ratelimit")
 local request_check = require("gateway.request_check")
 local respond = require("gateway.respond")
 local sha256 = require("gateway.sha256")
-local sidecar = require("gateway.sidecar_client")
-local sidecar_address = require("gateway.sidecar_address")
-local sidecar_mux = require("gateway.sidecar_mux")
+local sidecar = require("gateway.sidecar")
 local usage = require("gateway.usage")
 
 local M = {}
 
-local ALLOWED = request_check.set_of(contract.allowed_methods)
-local ALLOW_HEADER = table.concat(contract.allowed_methods, ", ")
--- ngx.req.http_version() of the versions served; anything else nginx parsed (HTTP/1.2, or nil
--- for a version it has no number for) is 505 like HTTP/0.9.
-local HTTP1 = { [1.0] = true, [1.1] = true }
-local MAX_HEADERS = contract.max_request_headers
--- Through the control socket nginx's own proxy_read_timeout answers first; this only guards
--- against nginx itself stalling.
-local CONTROL_ASK_TIMEOUT_MS = 65000
-local DEFAULT_ASK_TIMEOUT_MS = 3000
 local answers = contract.answers
 -- This worker's counters (gateway.metrics flushes them): one field increment per request.
 local counts = metrics.counts
@@ -139,210 +128,6 @@ local function too_many(wait, row)
   return refuse(answers.too_many_failures, { ["Retry-After"] = wait })
 end
 
--- What the sidecar is told: the caller's credential, nginx's settings and nginx's request id,
--- nothing else of the caller's request (so no caller-supplied header can pose as a setting).
-local function question(credential, admin)
-  local headers = {}
-  local forwarded = contract.forwarded
-  for i = 1, #forwarded do
-    local value = ngx.var[forwarded[i][2]]
-    -- An empty setting is not sent: the sidecar reads absence as the setting's default.
-    if value and value ~= "" then
-      headers[#headers + 1] = { forwarded[i][1], value }
-    end
-  end
-  if credential then
-    headers[#headers + 1] = { "Authorization", credential }
-  end
-  if admin then
-    headers[#headers + 1] = { contract.require_admin_header, "true" }
-  end
-  return headers
-end
-
--- The same question as an auth frame (the one hop). nginx's settings are the same on nearly
--- every request: their lines are built and checked once per worker for each set of values,
--- leaving the request's own values (method, URI, request id, credential) to each question.
-local REQUEST_OWN = { request_method = true, request_uri = true, [contract.request_id_variable] = true }
-local SETTINGS, OWN = {}, {}
-for _, row in ipairs(contract.forwarded) do
-  local list = REQUEST_OWN[row[2]] and OWN or SETTINGS
-  list[#list + 1] = row
-end
-local ADMIN_LINE = contract.require_admin_header .. ": true\n"
-local setting_values = {}
-local prefixes, prefix_count, MAX_PREFIXES = {}, 0, 64
-
-local function frame_prefix(var)
-  for i = 1, #SETTINGS do
-    setting_values[i] = var[SETTINGS[i][2]] or ""
-  end
-  local key = table.concat(setting_values, "\n", 1, #SETTINGS)
-  local prefix = prefixes[key]
-  if prefix then
-    return prefix
-  end
-  local headers = {}
-  for i = 1, #SETTINGS do
-    -- An empty setting is not sent: the sidecar reads absence as the setting's default.
-    if setting_values[i] ~= "" then
-      headers[#headers + 1] = { SETTINGS[i][1], setting_values[i] }
-    end
-  end
-  local lines, why = sidecar.frame_lines(headers)
-  if not lines then
-    return nil, why
-  end
-  if prefix_count >= MAX_PREFIXES then
-    prefixes, prefix_count = {}, 0
-  end
-  prefix = lines
-  prefixes[key] = prefix
-  prefix_count = prefix_count + 1
-  return prefix
-end
-
-local find = string.find
-local re_find = ngx.re.find
-
--- Whether `value` can stay one line of a frame: no CR, LF or NUL. nginx lets none through in
--- any value asked about; this fails closed all the same.
-local function one_line(value)
-  return not find(value, "\n", 1, true) and not re_find(value, "[\\r\\x00]", "jo")
-end
-
--- The question as the pieces of a frame, not one string: the socket writes them as they are.
--- Joined, every question would be a new long string that differs from the others only in the
--- request id, and LuaJIT's string hash (a few sampled bytes) puts all of those in one chain,
--- compared byte by byte whenever another is made (8 % of nginx's time with the cache off).
-local function frame_question(credential, admin)
-  local var = ngx.var
-  local prefix, why = frame_prefix(var)
-  if not prefix then
-    return nil, why
-  end
-  -- The magic, a place for the number the shared connection gives the question (empty: none;
-  -- sidecar_mux.lua), the settings' lines, then the request's own.
-  local parts = { sidecar.FRAME_MAGIC, "", prefix }
-  local n = 3
-  for i = 1, #OWN do
-    local value = var[OWN[i][2]]
-    if value and value ~= "" then
-      if not one_line(value) then
-        return nil, "unsafe request value"
-      end
-      parts[n + 1], parts[n + 2], parts[n + 3], parts[n + 4] = OWN[i][1], ": ", value, "\n"
-      n = n + 4
-    end
-  end
-  if credential then
-    if not one_line(credential) then
-      return nil, "unsafe credential"
-    end
-    parts[n + 1], parts[n + 2], parts[n + 3] = "Authorization: ", credential, "\n"
-    n = n + 3
-  end
-  if admin then
-    parts[n + 1] = ADMIN_LINE
-    n = n + 1
-  end
-  parts[n + 1] = "\n"
-  return parts
-end
-
--- Where to ask and how long to wait: one hop to the sidecar's own socket when nginx knows it
--- (true: in an auth frame), else through the control socket (HTTP).
-local function sidecar_target()
-  local var = ngx.var
-  local configured = var[contract.sidecar_variable]
-  local direct = configured and configured ~= "" and sidecar_address.direct(configured)
-  if direct then
-    return direct, tonumber(var[contract.auth_timeout_variable]) or DEFAULT_ASK_TIMEOUT_MS, true
-  end
-  return var[contract.control_socket_variable], CONTROL_ASK_TIMEOUT_MS, false
-end
-
--- The question in the shape its route takes: a frame, or HTTP headers.
-local function question_for(direct, credential, admin)
-  if direct then
-    return frame_question(credential, admin)
-  end
-  return question(credential, admin)
-end
-
-local function ask_at(address, timeout, direct, q)
-  if direct then
-    return sidecar_mux.ask(address, q, timeout)
-  end
-  return sidecar.ask(address, contract.auth_path, q, timeout)
-end
-
-local function ask(credential, admin)
-  local address, timeout, direct = sidecar_target()
-  local q, why = question_for(direct, credential, admin)
-  if not q then
-    return nil, why
-  end
-  return ask_at(address, timeout, direct, q)
-end
-
--- Keeps the record of `key_id` from the sidecar's answer `res` to a question asked at
--- `asked_at`, for the lifetime the settings give (an unknown id's at most
--- keys.UNKNOWN_LIFETIME_S).
--- Returns the record, or nil when the answer carries none.
-local function learn(key_id, res, asked_at, max_age_ms)
-  local status = res.status
-  if status ~= 401 and (status < 200 or status >= 300) then
-    return nil
-  end
-  local rec = keys.from_answer(res.header, key_id)
-  if rec then
-    local lifetime = max_age_ms / 1000
-    if rec.kind == "unknown" then
-      lifetime = math.min(lifetime, keys.UNKNOWN_LIFETIME_S)
-    end
-    keys.put(key_id, rec, asked_at, lifetime)
-  end
-  return rec
-end
-
--- A record in use is learnt again in the background once half its lifetime is gone, so a key
--- in steady use never meets a miss, and an attacked id whose budget is spent never loses the
--- record its owner passes by. One refresh per id at a time, across workers; the question is
--- the one the caller's request would ask (its credential was just found right).
-local REFRESH_CLAIM_S = 5
-
--- The timer's side of a refresh. A function of its own, not a closure: a closure made on the
--- hit path (bytecode FNEW) stops LuaJIT from compiling the path at all.
-local function refresh_now(premature, key_id, address, timeout, direct, q, max_age_ms)
-  if premature then
-    return
-  end
-  ngx.update_time()
-  local asked_at = ngx.now()
-  local res, why = ask_at(address, timeout, direct, q)
-  if res then
-    learn(key_id, res, asked_at, max_age_ms)
-  else
-    ngx.log(ngx.WARN, "cannot refresh a key record: ", why)
-  end
-end
-
-local function refresh(key_id, credential, max_age_ms)
-  if not keys.claim_refresh(key_id, REFRESH_CLAIM_S) then
-    return
-  end
-  local address, timeout, direct = sidecar_target()
-  local q = question_for(direct, credential, false)
-  if not q then
-    return
-  end
-  local ok, err = ngx.timer.at(0, refresh_now, key_id, address, timeout, direct, q, max_age_ms)
-  if not ok then
-    ngx.log(ngx.WARN, "cannot start a key record refresh: ", err)
-  end
-end
-
 -- `apk <id>.<secret>` in the only shape a key is issued in (an id that is a safe integer, a
 -- 43-character base64url secret) -> id, secret. Anything else is the sidecar's to judge (it
 -- says why it is malformed). PCRE, compiled once: a Lua pattern with captures cost 2 µs.
@@ -380,95 +165,72 @@ local function refuse_by_record(verdict, id)
   budget.count_failure(answers.invalid_api_key.code, verdict ~= "unknown" and id or nil)
   return refuse(answers.invalid_api_key, headers)
 end
-
-local function check(admin)
-  local version = ngx.req.http_version()
-  local http1 = HTTP1[version]
-  if not http1 and version ~= 2.0 then
-    return refuse(answers.http_version_not_supported)
-  end
-  if not ALLOWED[ngx.req.get_method()] then
-    return refuse(answers.method_not_allowed, { Allow = ALLOW_HEADER })
-  end
-  if http1 then
-    -- HTTP/1: a few scans of the raw header block, no table of the headers.
-    local problem = request_check.raw_header_problem(ngx.req.raw_header(true), MAX_HEADERS)
-    if problem == "control" then
-      return refuse(answers.bad_header)
-    elseif problem == "line" then
-      return refuse(answers.bad_header_line)
-    elseif problem == "many" then
-      return refuse(answers.too_many_headers)
-    end
-  else
-    -- HTTP/2 sends header names as HPACK strings, not lines: check the values nginx decoded.
-    local headers, truncated = ngx.req.get_headers(MAX_HEADERS, true)
-    if truncated then
-      return refuse(answers.too_many_headers)
-    end
-    if request_check.has_control_bytes(headers) then
-      return refuse(answers.bad_header)
-    end
-  end
-
+-- Step 2, deciding from memory: a request without a credential, an API key against its key
+-- record, a cached decision. Returns true when it answered (a refusal, or a "yes" used); else
+-- the key a "yes" from the sidecar is to be cached under (nil: none) and whether the secret is
+-- known to be right.
+local function from_memory(admin, credential, key_id, secret, max_age_ms)
   local var = ngx.var
-  local credential = var.http_authorization
   if not credential then
     -- Nothing to verify: refused here, without asking, while a method is on (with none on,
     -- the sidecar says so).
     if var[var_names.api_keys] == "true" or var[var_names.oidc] == "true" then
       budget.count_failure(answers.missing_credentials.code, nil)
-      return refuse(answers.missing_credentials, { ["WWW-Authenticate"] = challenge() })
+      refuse(answers.missing_credentials, { ["WWW-Authenticate"] = challenge() })
+      return true
     end
+    return false, nil, false
   end
-
-  local max_age_ms = tonumber(var[contract.max_age_variable]) or 0
-  local remember = credential ~= nil and max_age_ms > 0
-  -- An API key in the issued shape names the key id the budgets count against, cache or not.
-  local key_id, secret = nil, nil
-  if credential and var[var_names.api_keys] == "true" then
-    key_id, secret = M.parse_api_key(credential)
+  if max_age_ms <= 0 then
+    return false, nil, false
   end
-  local cache_key = nil
-  local right_secret = false
-  if key_id and remember then
+  if key_id then
     local rec = keys.get(key_id)
     if rec then
       local verdict = keys.verdict(rec, sha256.digest(secret), ngx.now())
       if verdict ~= "pass" then
-        return refuse_by_record(verdict, key_id)
+        refuse_by_record(verdict, key_id)
+        return true
       end
       -- Admin decisions are never reused: management asks every time, a refusal above aside.
-      if not admin then
-        counts.key_hit = counts.key_hit + 1
-        -- Past half its life, asked at most once a second per worker (this worker's decoded
-        -- copy keeps its age until it expires, whoever refreshed the shared one).
-        local now = ngx.now()
-        if now - rec.learnt_at >= max_age_ms / 2000 and now >= (rec.refresh_checked or 0) then
-          rec.refresh_checked = now + 1
-          refresh(key_id, credential, max_age_ms)
-        end
-        return use(rec.identity)
+      if admin then
+        return false, nil, true
       end
-      right_secret = true
+      counts.key_hit = counts.key_hit + 1
+      -- Past half its life, asked at most once a second per worker (this worker's decoded
+      -- copy keeps its age until it expires, whoever refreshed the shared one).
+      local now = ngx.now()
+      if now - rec.learnt_at >= max_age_ms / 2000 and now >= (rec.refresh_checked or 0) then
+        rec.refresh_checked = now + 1
+        sidecar.refresh(key_id, credential, max_age_ms)
+      end
+      use(rec.identity)
+      return true
     end
+  end
+  if admin then
+    return false, nil, false
   end
   -- A credential without a key record (a token; an API key before its record is learnt, or
   -- from a sidecar that sends none) may have a cached decision.
-  if remember and not admin and not right_secret then
-    -- Every setting the decision depends on, joined by nginx: one variable read.
-    cache_key = keying.key(credential, var[contract.decision_inputs_variable] or "")
-    local identity = cache.get(cache_key)
-    if identity then
-      counts.cache_hit = counts.cache_hit + 1
-      return use(identity)
-    end
-    counts.cache_miss = counts.cache_miss + 1
+  -- Every setting the decision depends on, joined by nginx: one variable read.
+  local cache_key = keying.key(credential, var[contract.decision_inputs_variable] or "")
+  local identity = cache.get(cache_key)
+  if identity then
+    counts.cache_hit = counts.cache_hit + 1
+    use(identity)
+    return true
   end
+  counts.cache_miss = counts.cache_miss + 1
+  return false, cache_key, false
+end
 
-  -- Nothing in memory decides it. Past a budget, answer without asking (a secret known to be
-  -- right is never refused by one); an attacked key id still gets one question a second, so
-  -- its record comes back once it expires.
+-- Step 3, asking the sidecar, when nothing in memory decides: its answer is used, relayed or
+-- kept (a key record; a "yes" under `cache_key`).
+local function from_sidecar(admin, credential, key_id, secret, max_age_ms, cache_key, right_secret)
+  -- Past a budget, answer without asking (a secret known to be right is never refused by
+  -- one); an attacked key id still gets one question a second, so its record comes back once
+  -- it expires.
   if not right_secret then
     local wait, spent = budget.exhausted(key_id)
     if wait and not (spent == "key" and budget.refill_slot(key_id)) then
@@ -479,15 +241,15 @@ local function check(admin)
   -- Taken before asking: a revocation that lands while the sidecar answers is newer than this.
   ngx.update_time()
   local asked_at = ngx.now()
-  local res, err = ask(credential, admin)
+  local res, err = sidecar.ask(credential, admin)
   if not res then
     ngx.log(ngx.ERR, "cannot ask the sidecar: ", err)
     return refuse(answers.auth_unavailable)
   end
   local status = res.status
   local learnt = nil
-  if key_id and remember then
-    learnt = learn(key_id, res, asked_at, max_age_ms)
+  if key_id and max_age_ms > 0 then
+    learnt = keys.learn(key_id, res, asked_at, max_age_ms)
   end
   if status >= 200 and status < 300 then
     local identity = identity_from(res.header)
@@ -518,6 +280,27 @@ local function check(admin)
   -- Sidecar down, frozen (timeout), or answering nonsense: fail closed, and say which.
   ngx.log(ngx.ERR, "the sidecar answered ", status, "; refused as unavailable")
   return refuse(answers.auth_unavailable)
+end
+
+-- The flow: the request's own checks (gateway.request_check), then memory, then the sidecar.
+local function check(admin)
+  local refusal, headers = request_check.refusal()
+  if refusal then
+    return refuse(refusal, headers)
+  end
+  local var = ngx.var
+  local credential = var.http_authorization
+  local max_age_ms = tonumber(var[contract.max_age_variable]) or 0
+  -- An API key in the issued shape names the key id the budgets count against, cache or not.
+  local key_id, secret = nil, nil
+  if credential and var[var_names.api_keys] == "true" then
+    key_id, secret = M.parse_api_key(credential)
+  end
+  local decided, cache_key, right_secret = from_memory(admin, credential, key_id, secret, max_age_ms)
+  if decided then
+    return
+  end
+  return from_sidecar(admin, credential, key_id, secret, max_age_ms, cache_key, right_secret)
 end
 
 -- Every location but management: any valid credential.

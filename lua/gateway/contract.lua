@@ -34,6 +34,7 @@ return {
   request_id_variable = "gateway_request_id",
   require_admin_header = "X-Gateway-Require-Admin",
   frame_question_header = "X-Gateway-Question",
+  frame_marker = "GWA1",
   max_age_variable = "auth_cache_max_age_ms",
   max_age_limit_s = 3600,
   decision_inputs_variable = "gateway_decision_inputs",

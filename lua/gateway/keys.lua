@@ -1,7 +1,7 @@
 -- Key records: API key id -> what nginx needs to decide any request for that id by itself, right
 -- secret or wrong: the SHA-256 of the client's secret (and of a rotated-out one with its grace
 -- end), its identity and expiry, or "no client has this id". Filled from the sidecar's answer
--- (gateway.sidecar_client), dropped by the same revocation markers as decisions
+-- (M.learn), dropped by the same revocation markers as decisions
 -- (gateway.cache), never holding a secret: the hashes are what PostgreSQL stores.
 local cache = require("gateway.cache")
 local contract = require("gateway.contract")
@@ -231,6 +231,26 @@ function M.put(id, rec, created, lifetime)
   if value then
     cache.keep(records, id, value, created, lifetime, id, liveness(rec))
   end
+end
+
+-- Keeps the record of `key_id` from the sidecar's answer `res` to a question asked at
+-- `asked_at`, for the lifetime the settings give (an unknown id's at most
+-- M.UNKNOWN_LIFETIME_S). Returns the record, or nil when the answer carries none. Both the
+-- access phase and the background refresh (gateway.sidecar) learn this way.
+function M.learn(key_id, res, asked_at, max_age_ms)
+  local status = res.status
+  if status ~= 401 and (status < 200 or status >= 300) then
+    return nil
+  end
+  local rec = M.from_answer(res.header, key_id)
+  if rec then
+    local lifetime = max_age_ms / 1000
+    if rec.kind == "unknown" then
+      lifetime = math.min(lifetime, M.UNKNOWN_LIFETIME_S)
+    end
+    M.put(key_id, rec, asked_at, lifetime)
+  end
+  return rec
 end
 
 return M

@@ -1,4 +1,6 @@
 -- Checks on the request itself, before any credential is looked at.
+local contract = require("gateway.contract")
+
 local M = {}
 
 -- Control characters other than tab, and DEL: never valid in a header value (RFC 9110); the
@@ -114,6 +116,48 @@ function M.set_of(list)
     set[list[i]] = true
   end
   return set
+end
+
+local answers = contract.answers
+local ALLOWED = M.set_of(contract.allowed_methods)
+local ALLOW_HEADER = table.concat(contract.allowed_methods, ", ")
+-- ngx.req.http_version() of the versions served; anything else nginx parsed (HTTP/1.2, or nil
+-- for a version it has no number for) is 505 like HTTP/0.9.
+local HTTP1 = { [1.0] = true, [1.1] = true }
+local MAX_HEADERS = contract.max_request_headers
+
+-- The access phase's first step: the answer that refuses this request for what it is (its
+-- version, method or header block), with its extra headers, or nil when it passes.
+function M.refusal()
+  local version = ngx.req.http_version()
+  local http1 = HTTP1[version]
+  if not http1 and version ~= 2.0 then
+    return answers.http_version_not_supported
+  end
+  if not ALLOWED[ngx.req.get_method()] then
+    return answers.method_not_allowed, { Allow = ALLOW_HEADER }
+  end
+  if http1 then
+    -- HTTP/1: a few scans of the raw header block, no table of the headers.
+    local problem = M.raw_header_problem(ngx.req.raw_header(true), MAX_HEADERS)
+    if problem == "control" then
+      return answers.bad_header
+    elseif problem == "line" then
+      return answers.bad_header_line
+    elseif problem == "many" then
+      return answers.too_many_headers
+    end
+  else
+    -- HTTP/2 sends header names as HPACK strings, not lines: check the values nginx decoded.
+    local headers, truncated = ngx.req.get_headers(MAX_HEADERS, true)
+    if truncated then
+      return answers.too_many_headers
+    end
+    if M.has_control_bytes(headers) then
+      return answers.bad_header
+    end
+  end
+  return nil
 end
 
 return M

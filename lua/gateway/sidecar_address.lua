@@ -6,7 +6,7 @@
 -- path, and no `resolver` directive. A name that did not resolve then is asked through the
 -- control socket, as before (docs/decisions/20261127-containers-one-hop.md).
 local ffi = require("ffi")
-local sidecar_client = require("gateway.sidecar_client")
+local sidecar_http = require("gateway.sidecar_http")
 
 local M = {}
 
@@ -36,7 +36,7 @@ local SOCK_STREAM = 1
 
 -- "name:port" -> name, port; nil for anything else (a unix socket, an IP literal, garbage).
 function M.parse_name(address)
-  if type(address) ~= "string" or sidecar_client.parse_address(address) then
+  if type(address) ~= "string" or sidecar_http.parse_address(address) then
     return nil
   end
   local name, port = address:match("^([%w][%w%.%-]*):(%d+)$")
@@ -114,7 +114,7 @@ local decided = {}
 function M.direct(address)
   local known = decided[address]
   if known == nil then
-    if sidecar_client.parse_address(address) then
+    if sidecar_http.parse_address(address) then
       known = address
     else
       known = resolved[address] or false

@@ -18,17 +18,19 @@
 -- one under a question.
 local semaphore = require("ngx.semaphore")
 local contract = require("gateway.contract")
-local sidecar = require("gateway.sidecar_client")
+local frame_codec = require("gateway.auth_frame")
+local direct = require("gateway.sidecar_direct")
+local http = require("gateway.sidecar_http")
 
 local M = {}
 
 -- How often an idle link looks up: a worker that is exiting (reload, quit) is not held.
 local IDLE_S = 1
-local CONNECT_TIMEOUT_MS = sidecar.CONNECT_TIMEOUT_MS
+local CONNECT_TIMEOUT_MS = http.CONNECT_TIMEOUT_MS
 -- A sidecar that answers frames in HTTP predates frames: this worker asks it on connections
--- of its own (ask_direct, which speaks HTTP to it) for as long as ask_direct would, then tries
--- the link again.
-local HTTP_ONLY_S = sidecar.HTTP_ONLY_S
+-- of its own (sidecar_direct.ask, which speaks HTTP to it) for as long as sidecar_direct would,
+-- then tries the link again.
+local HTTP_ONLY_S = direct.HTTP_ONLY_S
 
 -- Why a question was not asked on the link: no timer could be started for it (the worker's
 -- timers are all taken); it is asked on a connection of its own.
@@ -41,7 +43,7 @@ local LINK_IDLE_S = 30
 -- sends back with its answer: a question decided sooner is answered sooner, and a slow one (a
 -- token whose key set is being fetched) holds up no other. An answer without a number (a
 -- sidecar older than numbers, which answers in order) belongs to the oldest question in flight.
-local QUESTION_LINE = contract.frame_question_header .. ": "
+-- The codec writes the number into the question (auth_frame.number).
 local QUESTION_KEY = contract.frame_question_header:lower()
 local MAX_NUMBER = 2 ^ 30
 
@@ -135,7 +137,7 @@ local function read_answers(link, sock)
       if not line then
         return "answer line: " .. tostring(err)
       end
-      local res, why = sidecar.read_frame_answer(sock, line)
+      local res, why = frame_codec.read_frame_answer(sock, line)
       if not res then
         if why == "http" then
           link.http_until = ngx.now() + HTTP_ONLY_S
@@ -165,19 +167,7 @@ local function reader(link, sock)
   end
 end
 
--- The question as sent on the link: with its number, in the place its pieces keep for one
--- (access.lua's frame_question: the magic, then that place). A question in one string (asked
--- by anyone else) goes as it is, unnumbered.
-local function numbered(frame, number)
-  if type(frame) == "table" and frame[2] == "" then
-    frame[2] = { QUESTION_LINE, tostring(number), "\n" }
-    return frame
-  end
-  if type(frame) == "table" and type(frame[2]) == "table" then
-    frame[2][2] = tostring(number)
-  end
-  return frame
-end
+local number_frame = frame_codec.number
 
 -- The writer: sends whatever the queue holds, all of it in one write, until the link fails.
 local function write_questions(link, sock)
@@ -210,7 +200,7 @@ local function write_questions(link, sock)
         inflight[number] = q
         last = last + 1
         order[last] = number
-        frames[i] = numbered(q.frame, number)
+        frames[i] = number_frame(q.frame, number)
       end
       link.last, link.number, link.count = last, number, link.count + #queue
       local ok, err = sock:send(frames)
@@ -233,7 +223,7 @@ local function run(premature, link, timeout_ms)
     fail_all(link, "worker exiting")
     return
   end
-  local host, port = sidecar.parse_address(link.address)
+  local host, port = http.parse_address(link.address)
   local sock = ngx.socket.tcp()
   sock:settimeouts(CONNECT_TIMEOUT_MS, timeout_ms, timeout_ms)
   local ok, err
@@ -288,8 +278,8 @@ local function ask_linked(link, frame, timeout_ms)
   return nil, q.err, true
 end
 
--- The one hop: asks /auth at `address` with `frame` (sidecar_client.build_frame); the answer is
--- shaped as sidecar_client.ask()'s. A question the link could not carry (the sidecar restarted,
+-- The one hop: asks /auth at `address` with `frame` (auth_frame.question's pieces, or
+-- auth_frame.build_frame's bytes); the answer is shaped as sidecar_http.ask()'s. A question the link could not carry (the sidecar restarted,
 -- or closed the connection) is asked once more on the link made anew, with what is left of its
 -- time: a connection per request only for a sidecar that speaks HTTP alone.
 function M.ask(address, frame, timeout_ms)
@@ -300,7 +290,7 @@ function M.ask(address, frame, timeout_ms)
   for attempt = 1, 3 do
     -- Found out on this link, now or a moment ago: a sidecar older than frames.
     if ngx.now() < link.http_until or err == NO_TIMER then
-      return sidecar.ask_direct(address, frame, left)
+      return direct.ask(address, frame, left)
     end
     if attempt == 3 then
       break

@@ -1,10 +1,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { FRAME_QUESTION_HEADER } from '../../common/contract.js';
+import { FRAME_MARKER, FRAME_QUESTION_HEADER } from '../../common/contract.js';
 import type { AuthAnswer, AuthQuestion } from '../auth/auth-route.js';
 
 /**
  * The auth frame: how nginx's Lua code asks `/auth` on the sidecar's own socket, one hop,
- * without an HTTP exchange on either side (docs/decisions/20261125-auth-frames.md). Text:
+ * without an HTTP exchange on either side (docs/decisions/20261125-auth-frames.md). Text, GWA1
+ * being FRAME_MARKER (common/contract.ts):
  *
  *   question:  "GWA1\n" then "Name: value\n" per header, then "\n"
  *   answer:    "GWA1 <status> <header bytes> <body bytes>\n", the header lines, the body
@@ -15,7 +16,7 @@ import type { AuthAnswer, AuthQuestion } from '../auth/auth-route.js';
  * answered after those before it, a numbered one (`X-Gateway-Question: <n>`) as soon as it is
  * decided, with `x-gateway-question: <n>` first among its answer's header lines.
  */
-export const FRAME_MAGIC = 'GWA1\n';
+export const FRAME_MAGIC = `${FRAME_MARKER}\n`;
 
 /** As much as `/auth` accepts over HTTP (maxHeaderSize): a large but valid question passes. */
 export const MAX_QUESTION_BYTES = 64 * 1024;
@@ -120,7 +121,7 @@ export function formatAnswer(answer: AuthAnswer, questionNumber: string | null =
   }
   const body = answer.body === '' ? EMPTY : Buffer.from(answer.body, 'utf8');
   const headBytes = Buffer.byteLength(head, 'latin1');
-  const first = `GWA1 ${answer.status} ${headBytes} ${body.length}\n`;
+  const first = `${FRAME_MARKER} ${answer.status} ${headBytes} ${body.length}\n`;
   const out = Buffer.allocUnsafe(first.length + headBytes + body.length);
   out.write(first, 0, 'latin1');
   out.write(head, first.length, 'latin1');

@@ -1,8 +1,9 @@
--- Asks the sidecar's /auth over a cosocket: directly on the sidecar's own socket (one hop,
--- `$gateway_sidecar`), or, when the sidecar is known only by a DNS name, through nginx's
--- control socket, where nginx proxies /auth to the sidecar upstream and resolves its name.
--- A cosocket rather than a subrequest: ngx.location.capture refuses HTTP/2 requests
--- (lua-nginx-module issue #1195), and the gateway serves HTTP/2.
+-- The HTTP/1.1 client that asks the sidecar's /auth over a cosocket: through nginx's control
+-- socket, where nginx proxies /auth to the sidecar upstream and resolves its name (the sidecar
+-- known only by a DNS name), or on the sidecar's own socket when it predates auth frames
+-- (gateway.sidecar_direct). Also the connection plumbing the frames share (first_line,
+-- parse_address). A cosocket rather than a subrequest: ngx.location.capture refuses HTTP/2
+-- requests (lua-nginx-module issue #1195), and the gateway serves HTTP/2.
 local M = {}
 
 -- Header names are the contract's: each is checked once per worker, not on every question.
@@ -16,16 +17,22 @@ local function safe_name(name)
   return ok
 end
 
+-- Whether a header can be sent as a line, of a request or of an auth frame (gateway.auth_frame):
+-- a name of the contract's shape, and a value without CR, LF or NUL.
+function M.safe_header(name, value)
+  return safe_name(name) and not ngx.re.find(value, "[\\r\\n\\x00]", "jo")
+end
+
 -- Pure: the request bytes. `headers` is a list of {name, value}. Returns nil and a reason when
 -- a value could split the request (nginx never hands such values over; this fails closed).
 -- PCRE (compiled once, JIT) rather than a Lua pattern: LuaJIT compiles neither string.find
 -- with a pattern nor anything around it, and this runs on every question.
 function M.build_request(path, headers)
   local lines = { "GET " .. path .. " HTTP/1.1", "Host: gateway-sidecar" }
-  local re_find = ngx.re.find
+  local safe_header = M.safe_header
   for i = 1, #headers do
     local name, value = headers[i][1], headers[i][2]
-    if not safe_name(name) or re_find(value, "[\\r\\n\\x00]", "jo") then
+    if not safe_header(name, value) then
       return nil, "unsafe header " .. name
     end
     lines[#lines + 1] = name .. ": " .. value
@@ -77,6 +84,7 @@ end
 
 local KEEPALIVE_MS = 60000
 local POOL_SIZE = 64
+M.KEEPALIVE_MS, M.POOL_SIZE = KEEPALIVE_MS, POOL_SIZE
 local MAX_HEADER_LINES = 64
 local MAX_BODY = 65536
 
@@ -137,7 +145,7 @@ M.CONNECT_TIMEOUT_MS = CONNECT_TIMEOUT_MS
 -- Connects (to `pool` when given), sends `bytes` and reads the first line of the answer.
 -- Returns the socket and that line, or nil, a reason (`what` names the line) and whether the
 -- question may not be asked again: it may when a reused connection broke before any answer
--- (the peer may have closed it while idle).
+-- (the peer may have closed it while idle). An HTTP request's or an auth frame's.
 local function first_line(host, port, bytes, timeout_ms, pool, what)
   local sock = ngx.socket.tcp()
   sock:settimeouts(math.min(CONNECT_TIMEOUT_MS, timeout_ms), timeout_ms, timeout_ms)
@@ -169,6 +177,7 @@ local function first_line(host, port, bytes, timeout_ms, pool, what)
   end
   return sock, line
 end
+M.first_line = first_line
 
 -- One HTTP attempt: the socket and the answer's status, or as first_line().
 local function attempt(host, port, request, timeout_ms)
@@ -254,175 +263,6 @@ function M.ask(address, path, headers, timeout_ms)
     sock:close()
   end
   return { status = status, header = header, body = body }
-end
-
--- The auth frame (sidecar/frames/auth-frame.ts): how the one hop asks, without HTTP on either
--- side. Question: "GWA1\n", "Name: value\n" per header, "\n". Answer: "GWA1 <status> <header
--- bytes> <body bytes>\n", the header lines (names lower-case), the body.
-local FRAME_MAGIC = "GWA1\n"
-
--- Pure: headers as frame lines ("Name: value\n" each), or nil and a reason (a value that could
--- split the frame).
-function M.frame_lines(headers)
-  local parts = {}
-  local re_find = ngx.re.find
-  for i = 1, #headers do
-    local name, value = headers[i][1], headers[i][2]
-    if not safe_name(name) or re_find(value, "[\\r\\n\\x00]", "jo") then
-      return nil, "unsafe header " .. name
-    end
-    parts[#parts + 1] = name .. ": " .. value .. "\n"
-  end
-  return table.concat(parts)
-end
-
-M.FRAME_MAGIC = FRAME_MAGIC
-
--- Pure: the question's bytes, or nil and a reason.
-function M.build_frame(headers)
-  local lines, why = M.frame_lines(headers)
-  if not lines then
-    return nil, why
-  end
-  return FRAME_MAGIC .. lines .. "\n"
-end
-
--- Pure: a frame's pieces (strings, or lists of them) as one string.
-local function joined(pieces)
-  local out = {}
-  for i = 1, #pieces do
-    local piece = pieces[i]
-    out[i] = type(piece) == "table" and joined(piece) or piece
-  end
-  return table.concat(out)
-end
-
--- Pure: a question's headers back as {name, value} pairs (to ask a sidecar without frames).
--- `frame` is its bytes, or the list of pieces they are made of.
-function M.frame_headers(frame)
-  if type(frame) == "table" then
-    frame = joined(frame)
-  end
-  local headers = {}
-  local at = #FRAME_MAGIC + 1
-  while true do
-    local eol = find(frame, "\n", at, true)
-    if not eol or eol == at then
-      return headers
-    end
-    local colon = find(frame, ": ", at, true)
-    if colon and colon < eol then
-      headers[#headers + 1] = { sub(frame, at, colon - 1), sub(frame, colon + 2, eol - 1) }
-    end
-    at = eol + 1
-  end
-end
-
-local MAX_FRAME_PART = 65536
-
--- Pure: "GWA1 204 120 0" -> 204, 120, 0; nil for anything else.
-local FRAME_LINE = [[^GWA1 ([1-5][0-9][0-9]) ([0-9]{1,5}) ([0-9]{1,5})$]]
-local frame_captures = {}
-function M.parse_frame_line(line)
-  if not line or not ngx.re.match(line, FRAME_LINE, "jo", nil, frame_captures) then
-    return nil
-  end
-  local head, body = tonumber(frame_captures[2]), tonumber(frame_captures[3])
-  if head > MAX_FRAME_PART or body > MAX_FRAME_PART then
-    return nil
-  end
-  return tonumber(frame_captures[1]), head, body
-end
-
--- Pure: the answer's header block ("name: value\n" lines, names lower-case) -> table; the first
--- of a repeated name wins, as in parse_header's callers.
-function M.parse_frame_headers(block)
-  local header = {}
-  local at, n = 1, #block
-  while at <= n do
-    local eol = find(block, "\n", at, true) or n + 1
-    local colon = find(block, ": ", at, true)
-    if colon and colon < eol then
-      local name = sub(block, at, colon - 1)
-      if header[name] == nil then
-        header[name] = sub(block, colon + 2, eol - 1)
-      end
-    end
-    at = eol + 1
-  end
-  return header
-end
-
--- A sidecar that answered a frame in HTTP predates frames (an upgrade in progress): this
--- worker asks it in HTTP for a while, then tries frames again.
-local HTTP_ONLY_S = 60
-local http_only_until = 0
-M.HTTP_ONLY_S = HTTP_ONLY_S
-
--- The rest of one answer whose first line is `line`, off `sock`: { status, header, body }, or
--- nil and why ("http" when the sidecar answered in HTTP: it predates frames). The caller owns
--- the socket, closing it on a failure. Shared by a connection of its own and the worker's
--- shared one (sidecar_mux.lua).
-function M.read_frame_answer(sock, line)
-  local status, head, body = M.parse_frame_line(line)
-  if not status then
-    if sub(line, 1, 5) == "HTTP/" then
-      return nil, "http"
-    end
-    return nil, "frame line: " .. line
-  end
-  local data, err = "", nil
-  if head + body > 0 then
-    data, err = sock:receive(head + body)
-    if not data then
-      return nil, "frame: " .. tostring(err)
-    end
-  end
-  return {
-    status = status,
-    header = M.parse_frame_headers(sub(data, 1, head)),
-    body = sub(data, head + 1),
-  }
-end
-
--- One frame question on a pooled or new connection; as attempt(), plus the answer.
-local function frame_attempt(host, port, frame, timeout_ms, pool)
-  local sock, line, final = first_line(host, port, frame, timeout_ms, pool, "frame line")
-  if not sock then
-    return nil, line, final
-  end
-  local res, why = M.read_frame_answer(sock, line)
-  if not res then
-    sock:close()
-    return nil, why, true
-  end
-  sock:setkeepalive(KEEPALIVE_MS, POOL_SIZE)
-  return res
-end
-
--- The one hop on a connection of its own: asks /auth at `address` (the sidecar's own socket)
--- with `frame` (build_frame's bytes, or a list of pieces); the answer is shaped as ask()'s. A
--- sidecar that speaks only HTTP is asked in HTTP.
-function M.ask_direct(address, frame, timeout_ms)
-  if ngx.now() < http_only_until then
-    return M.ask(address, "/auth", M.frame_headers(frame), timeout_ms)
-  end
-  local host, port = M.parse_address(address)
-  if not host then
-    return nil, "no sidecar address"
-  end
-  -- Their own pool: a connection that spoke HTTP is never handed a frame, nor the reverse.
-  local pool = { pool = "gwa1 " .. address }
-  local res, err, final = frame_attempt(host, port, frame, timeout_ms, pool)
-  if not res and not final then
-    res, err = frame_attempt(host, port, frame, timeout_ms, pool)
-  end
-  if not res and err == "http" then
-    ngx.log(ngx.WARN, "the sidecar at ", address, " answers HTTP only; asking it in HTTP")
-    http_only_until = ngx.now() + HTTP_ONLY_S
-    return M.ask(address, "/auth", M.frame_headers(frame), timeout_ms)
-  end
-  return res, err
 end
 
 return M
