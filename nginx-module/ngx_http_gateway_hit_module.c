@@ -368,8 +368,8 @@ clean_header_block(ngx_http_request_t *r)
 
 
 /* HTTP/2's headers as nginx decoded them (HPACK has no lines to screen), checked as
- * lua/gateway/access.lua checks them: at most GW_MAX_HEADERS, and no control byte but tab in
- * any value. nginx itself refuses names that are not lower-case tokens. */
+ * lua/gateway/request_check.lua checks them: at most GW_MAX_HEADERS, and no control byte but
+ * tab in any value. nginx itself refuses names that are not lower-case tokens. */
 static ngx_flag_t
 clean_decoded_headers(ngx_http_request_t *r)
 {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Mutation testing of the pure Lua parts (lua/gateway), by hand because Stryker has no Lua
 // support: simple operator mutants, applied one at a time to the source file, each judged by
-// test/lua/lua.test.ts (the cases in test/lua/cases.lua, run inside the real nginx). A mutant is
+// test/lua/lua.test.ts (the cases in test/lua/cases/, run inside the real nginx). A mutant is
 // killed when that test fails. Not in CI: each mutant starts nginx and vitest (about 10 s).
 //
 //   npm run mutation:lua                         every file below

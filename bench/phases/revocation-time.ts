@@ -22,7 +22,7 @@ export interface Poll {
  * at t0 or later it accepted.
  *
  * Together, not poller by poller: a 429 is answered after a one-second pause (the tarpit,
- * lua/gateway/access.lua), so a poller whose request sent just before t0 got one next asks a
+ * lua/gateway/refusal.lua), so a poller whose request sent just before t0 got one next asks a
  * second later. On its own its first request after t0 was then at +1 s, and "refused from
  * +999 ms" was the tarpit, not the revocation (2026-11-27, pair B, once in 100 deletes). Every
  * worker of one nginx reads the same revocation markers in shared memory, so the pair's other

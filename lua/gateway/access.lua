@@ -2,7 +2,7 @@
 -- cached decision, an API key against its key record, a request without credentials), then
 -- the failure budgets, then the sidecar, asked in one hop. Fails closed: whatever is not a
 -- clear "yes" from memory or from the sidecar is refused (docs/decisions/20261125-miss-path.md).
--- The flow and its answers; how the sidecar is asked is gateway.sidecar's.
+-- The flow; how nginx refuses is gateway.refusal's, how the sidecar is asked gateway.sidecar's.
 local budget = require("gateway.budget")
 local contract = require("gateway.contract")
 local cache = require("gateway.cache")
@@ -11,8 +11,8 @@ local keying = require("gateway.keying")
 local keys = require("gateway.keys")
 local metrics = require("gateway.metrics")
 local ratelimit = require("gateway.ratelimit")
+local refusal = require("gateway.refusal")
 local request_check = require("gateway.request_check")
-local respond = require("gateway.respond")
 local sha256 = require("gateway.sha256")
 local sidecar = require("gateway.sidecar")
 local usage = require("gateway.usage")
@@ -23,11 +23,8 @@ local answers = contract.answers
 -- This worker's counters (gateway.metrics flushes them): one field increment per request.
 local counts = metrics.counts
 local var_names = contract.toggle_variables
-
-local function refuse(answer, headers)
-  metrics.refusal(answer.status)
-  return respond.json(answer.status, answer.body, headers)
-end
+local refuse, relay_refusal, too_many = refusal.refuse, refusal.relay, refusal.too_many
+local GUESS = refusal.GUESS
 
 local function use(identity)
   local var = ngx.var
@@ -77,57 +74,6 @@ local function identity_from(header)
   return identity
 end
 
--- The challenge of a refusal nginx words itself: the schemes that are on, as the sidecar says.
-local function challenge()
-  local api_keys = ngx.var[var_names.api_keys] == "true"
-  local oidc = ngx.var[var_names.oidc] == "true"
-  if api_keys and oidc then
-    return "apk, Bearer"
-  end
-  return oidc and "Bearer" or "apk"
-end
-
--- The sidecar's refusal, relayed: its status, JSON body and challenge headers.
-local function relay_refusal(res)
-  local headers = {}
-  for _, name in ipairs(contract.refusal_headers) do
-    local value = res.header[lower(name)]
-    if type(value) == "string" then
-      headers[name] = value
-    end
-  end
-  local body = res.body
-  if type(body) ~= "string" or body:sub(1, 1) ~= "{" then
-    body = (res.status == 403 and answers.forbidden or answers.unauthorized).body
-  end
-  metrics.refusal(res.status)
-  return respond.json(res.status, body, headers)
-end
-
--- A 429 is answered after a pause: whoever is past a budget is a flood or a client stuck in a
--- loop, and each of its connections then costs nginx one answer a second instead of as many as
--- it can send (a flood answered at once takes nginx's CPU from paying callers). The pause
--- holds only a timer and the request's memory; past TARPIT_MAX paused requests in this worker
--- the answer is immediate.
-local TARPIT_S = 1
-local TARPIT_MAX = 512
-local paused = 0
-
--- 429 past a budget; counted as a failure against `row` (the claimed client, when it is
--- known to exist), like the refusals it replaces.
-local function too_many(wait, row)
-  counts.budget_refused = counts.budget_refused + 1
-  budget.count_failure(contract.answers.too_many_failures.code, row)
-  if paused < TARPIT_MAX then
-    local pause = math.min(TARPIT_S, wait)
-    paused = paused + 1
-    ngx.sleep(pause)
-    paused = paused - 1
-    wait = math.max(1, wait - pause)
-  end
-  return refuse(answers.too_many_failures, { ["Retry-After"] = wait })
-end
-
 -- `apk <id>.<secret>` in the only shape a key is issued in (an id that is a safe integer, a
 -- 43-character base64url secret) -> id, secret. Anything else is the sidecar's to judge (it
 -- says why it is malformed). PCRE, compiled once: a Lua pattern with captures cost 2 µs.
@@ -140,31 +86,6 @@ function M.parse_api_key(credential)
   return captures[1], captures[2]
 end
 
--- Whether a refusal's verdict is a guess: only guesses spend budgets and meet them. The right
--- secret of an expired client and a rotated-out one past its grace are refused alike, always
--- with 401, as their holder may ask again and again.
-local GUESS = { wrong = true, unknown = true }
-
--- A key record's refusal: wrong secret or unknown id (spends the budgets; 429 past them), a
--- stale secret, or the right secret of an expired client.
-local function refuse_by_record(verdict, id)
-  if GUESS[verdict] then
-    local wait = budget.exhausted(id)
-    if wait then
-      return too_many(wait, verdict ~= "unknown" and id or nil)
-    end
-    budget.spend(id, false)
-  end
-  counts.key_refused = counts.key_refused + 1
-  local headers = { ["WWW-Authenticate"] = challenge() }
-  if verdict == "expired" then
-    budget.count_failure(answers.api_client_expired.code, id)
-    return refuse(answers.api_client_expired, headers)
-  end
-  -- A guessed id is counted under no client, as the sidecar counts it.
-  budget.count_failure(answers.invalid_api_key.code, verdict ~= "unknown" and id or nil)
-  return refuse(answers.invalid_api_key, headers)
-end
 -- Step 2, deciding from memory: a request without a credential, an API key against its key
 -- record, a cached decision. Returns true when it answered (a refusal, or a "yes" used); else
 -- the key a "yes" from the sidecar is to be cached under (nil: none) and whether the secret is
@@ -175,8 +96,7 @@ local function from_memory(admin, credential, key_id, secret, max_age_ms)
     -- Nothing to verify: refused here, without asking, while a method is on (with none on,
     -- the sidecar says so).
     if var[var_names.api_keys] == "true" or var[var_names.oidc] == "true" then
-      budget.count_failure(answers.missing_credentials.code, nil)
-      refuse(answers.missing_credentials, { ["WWW-Authenticate"] = challenge() })
+      refusal.missing_credentials()
       return true
     end
     return false, nil, false
@@ -189,7 +109,7 @@ local function from_memory(admin, credential, key_id, secret, max_age_ms)
     if rec then
       local verdict = keys.verdict(rec, sha256.digest(secret), ngx.now())
       if verdict ~= "pass" then
-        refuse_by_record(verdict, key_id)
+        refusal.by_record(verdict, key_id)
         return true
       end
       -- Admin decisions are never reused: management asks every time, a refusal above aside.
@@ -227,7 +147,8 @@ end
 
 -- Step 3, asking the sidecar, when nothing in memory decides: its answer is used, relayed or
 -- kept (a key record; a "yes" under `cache_key`).
-local function from_sidecar(admin, credential, key_id, secret, max_age_ms, cache_key, right_secret)
+local function from_sidecar(admin, credential, key_id, secret, max_age_ms, cache_key,
+                             right_secret)
   -- Past a budget, answer without asking (a secret known to be right is never refused by
   -- one); an attacked key id still gets one question a second, so its record comes back once
   -- it expires.
@@ -282,11 +203,12 @@ local function from_sidecar(admin, credential, key_id, secret, max_age_ms, cache
   return refuse(answers.auth_unavailable)
 end
 
--- The flow: the request's own checks (gateway.request_check), then memory, then the sidecar.
+-- The flow: step 1, the request's own checks (gateway.request_check); then memory, then the
+-- sidecar.
 local function check(admin)
-  local refusal, headers = request_check.refusal()
-  if refusal then
-    return refuse(refusal, headers)
+  local answer, headers = request_check.refusal()
+  if answer then
+    return refuse(answer, headers)
   end
   local var = ngx.var
   local credential = var.http_authorization
@@ -296,7 +218,8 @@ local function check(admin)
   if credential and var[var_names.api_keys] == "true" then
     key_id, secret = M.parse_api_key(credential)
   end
-  local decided, cache_key, right_secret = from_memory(admin, credential, key_id, secret, max_age_ms)
+  local decided, cache_key, right_secret =
+    from_memory(admin, credential, key_id, secret, max_age_ms)
   if decided then
     return
   end

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -7,8 +7,8 @@ import { LUA_CONTRACT_PATH, renderLuaContract } from '../../generator/index.js';
 import { type RunningNginx, startNginx } from '../generator/support/nginx.js';
 import { freePort } from '../support/embedded-postgres.js';
 
-// The pure Lua functions, run inside the real nginx (its LuaJIT and ngx API), one vitest test
-// per Lua case so a failure names the case.
+// The pure Lua functions, run inside the real nginx (its LuaJIT and ngx API): the cases of every
+// module (test/lua/cases/<module>.lua), each failure named by its case.
 
 interface LuaResult {
   name: string;
@@ -23,7 +23,10 @@ let home: string;
 beforeAll(async () => {
   home = await mkdtemp(join(tmpdir(), 'gw-lua-'));
   const port = await freePort();
-  const cases = join(import.meta.dirname, 'cases.lua');
+  const runner = join(import.meta.dirname, 'run.lua');
+  const dir = join(import.meta.dirname, 'cases');
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.lua')).sort();
+  const list = files.map((f) => JSON.stringify(join(dir, f))).join(', ');
   await mkdir(join(home, 'nginx', 'conf.d'), { recursive: true });
   // The gateway's main nginx.conf (Lua module, package path), with only this server in it and
   // the request id its access log names (default.conf's, without trusted proxies).
@@ -35,8 +38,8 @@ server {
     location = /cases {
         default_type application/json;
         content_by_lua_block {
-            local run = dofile("${cases}")
-            ngx.say(require("cjson").encode(run()))
+            local run = dofile("${runner}")
+            ngx.say(require("cjson").encode(run({ ${list} })))
         }
     }
 }

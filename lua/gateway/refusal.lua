@@ -1,0 +1,106 @@
+-- How nginx refuses a request itself: its own answers (counted by status), the sidecar's
+-- relayed, 429 past a failure budget (after a pause), and a key record's refusals.
+local budget = require("gateway.budget")
+local contract = require("gateway.contract")
+local metrics = require("gateway.metrics")
+local respond = require("gateway.respond")
+
+local M = {}
+
+local answers = contract.answers
+-- This worker's counters (gateway.metrics flushes them): one field increment per request.
+local counts = metrics.counts
+local var_names = contract.toggle_variables
+
+-- One of nginx's own answers (contract.answers), with the given extra headers.
+function M.refuse(answer, headers)
+  metrics.refusal(answer.status)
+  return respond.json(answer.status, answer.body, headers)
+end
+local refuse = M.refuse
+
+-- The challenge of a refusal nginx words itself: the schemes that are on, as the sidecar says.
+local function challenge()
+  local api_keys = ngx.var[var_names.api_keys] == "true"
+  local oidc = ngx.var[var_names.oidc] == "true"
+  if api_keys and oidc then
+    return "apk, Bearer"
+  end
+  return oidc and "Bearer" or "apk"
+end
+
+-- No credential to verify, while a method is on: refused here, without asking.
+function M.missing_credentials()
+  budget.count_failure(answers.missing_credentials.code, nil)
+  return refuse(answers.missing_credentials, { ["WWW-Authenticate"] = challenge() })
+end
+
+-- The sidecar's refusal, relayed: its status, JSON body and challenge headers.
+function M.relay(res)
+  local headers = {}
+  for _, name in ipairs(contract.refusal_headers) do
+    local value = res.header[name:lower()]
+    if type(value) == "string" then
+      headers[name] = value
+    end
+  end
+  local body = res.body
+  if type(body) ~= "string" or body:sub(1, 1) ~= "{" then
+    body = (res.status == 403 and answers.forbidden or answers.unauthorized).body
+  end
+  metrics.refusal(res.status)
+  return respond.json(res.status, body, headers)
+end
+
+-- A 429 is answered after a pause: whoever is past a budget is a flood or a client stuck in a
+-- loop, and each of its connections then costs nginx one answer a second instead of as many as
+-- it can send (a flood answered at once takes nginx's CPU from paying callers). The pause
+-- holds only a timer and the request's memory; past TARPIT_MAX paused requests in this worker
+-- the answer is immediate.
+local TARPIT_S = 1
+local TARPIT_MAX = 512
+local paused = 0
+
+-- 429 past a budget; counted as a failure against `row` (the claimed client, when it is
+-- known to exist), like the refusals it replaces.
+function M.too_many(wait, row)
+  counts.budget_refused = counts.budget_refused + 1
+  budget.count_failure(contract.answers.too_many_failures.code, row)
+  if paused < TARPIT_MAX then
+    local pause = math.min(TARPIT_S, wait)
+    paused = paused + 1
+    ngx.sleep(pause)
+    paused = paused - 1
+    wait = math.max(1, wait - pause)
+  end
+  return refuse(answers.too_many_failures, { ["Retry-After"] = wait })
+end
+
+-- Whether a refusal's verdict is a guess: only guesses spend budgets and meet them. The right
+-- secret of an expired client and a rotated-out one past its grace are refused alike, always
+-- with 401, as their holder may ask again and again.
+local GUESS = { wrong = true, unknown = true }
+M.GUESS = GUESS
+
+-- A key record's refusal: wrong secret or unknown id (spends the budgets; 429 past them), a
+-- stale secret, or the right secret of an expired client.
+function M.by_record(verdict, id)
+  if GUESS[verdict] then
+    local wait = budget.exhausted(id)
+    if wait then
+      return M.too_many(wait, verdict ~= "unknown" and id or nil)
+    end
+    budget.spend(id, false)
+  end
+  counts.key_refused = counts.key_refused + 1
+  local headers = { ["WWW-Authenticate"] = challenge() }
+  if verdict == "expired" then
+    budget.count_failure(answers.api_client_expired.code, id)
+    return refuse(answers.api_client_expired, headers)
+  end
+  -- A guessed id is counted under no client, as the sidecar counts it.
+  budget.count_failure(answers.invalid_api_key.code, verdict ~= "unknown" and id or nil)
+  return refuse(answers.invalid_api_key, headers)
+end
+
+return M

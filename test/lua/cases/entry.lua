@@ -1,0 +1,70 @@
+-- Cases for lua/gateway/entry.lua, run inside nginx by test/lua/run.lua.
+local case, eq = ...
+local entry = require("gateway.entry")
+local ratelimit = require("gateway.ratelimit")
+
+local identity = { row = "12", is_admin = "true", method = "apk", client_id = "12", client_name = "Ada%20L" }
+
+case("entry: encode then decode gives back the identity and the time", function()
+  local created, back = entry.decode(entry.encode(1700000000.123, identity))
+  eq(created, 1700000000.123, "created")
+  for k, v in pairs(identity) do
+    eq(back[k], v, k)
+  end
+end)
+
+case("entry: an empty client name survives", function()
+  local id = { row = "1", is_admin = "false", method = "bearer", client_id = "sub", client_name = "" }
+  local _, back = entry.decode(entry.encode(1, id))
+  eq(back.client_name, "", "client_name")
+end)
+
+case("entry: a field with a tab is not encoded (never a shifted identity)", function()
+  local id = { row = "1", is_admin = "false", method = "apk", client_id = "a\tb", client_name = "x" }
+  eq(entry.encode(1, id), nil)
+  id.client_id = "\tb"
+  eq(entry.encode(1, id), nil, "a tab as the first byte")
+end)
+
+case("entry: a missing field is not encoded", function()
+  eq(entry.encode(1, { row = "1", is_admin = "false", method = "apk", client_id = "1" }), nil)
+end)
+
+case("entry: damaged values decode to nil", function()
+  eq(entry.decode("garbage"), nil)
+  eq(entry.decode("x\t1\ttrue\tapk\t1\tn"), nil)
+  eq(entry.decode("1\t1\ttrue\tapk\t1"), nil)
+end)
+
+case("entry.fresh: a revocation at or after the decision kills it; before, it does not", function()
+  eq(entry.fresh(100, nil, nil), true, "no marker")
+  eq(entry.fresh(100, 99.999, nil), true, "older client marker")
+  eq(entry.fresh(100, 100, nil), false, "same instant")
+  eq(entry.fresh(100, 100.001, nil), false, "newer client marker")
+  eq(entry.fresh(100, nil, 99), true, "older global marker")
+  eq(entry.fresh(100, nil, 100), false, "same-instant global marker")
+  eq(entry.fresh(100, 50, 150), false, "newer global marker")
+end)
+
+case("entry.lifetime: max age, capped by valid_until, never negative use", function()
+  eq(entry.lifetime("30000", 1000, nil), 30, "max age")
+  eq(entry.lifetime("30000", 1000, "1010"), 10, "exp first")
+  eq(entry.lifetime("30000", 1000, "5000"), 30, "max age first")
+  eq(entry.lifetime("30000", 1000, "999") <= 0, true, "already expired")
+  eq(entry.lifetime("0", 1000, nil), 0, "off")
+  eq(entry.lifetime(nil, 1000, nil), 0, "unset")
+  eq(entry.lifetime("30000", 1000, "not a number"), 30, "unreadable exp ignored")
+end)
+
+case("entry: a decision keeps its rate limit; one stored before limits has none", function()
+  local limited = { row = "12", is_admin = "false", method = "apk", client_id = "12",
+    client_name = "n", limit = ratelimit.parse("5 60") }
+  local _, back = entry.decode(entry.encode(1, limited))
+  eq(back.limit.requests, 5, "requests")
+  eq(back.limit.per, 60, "per")
+  local _, none = entry.decode(entry.encode(1, identity))
+  eq(none.limit, nil, "no limit")
+  local _, old = entry.decode("1\t12\tfalse\tapk\t12\tn")
+  eq(old.client_name, "n", "an entry of six fields decodes")
+  eq(old.limit, nil, "without a limit")
+end)
