@@ -167,6 +167,7 @@ local function reader(link, sock)
   end
 end
 
+-- The question as sent on the link: with its number (a question in one string goes as it is).
 local number_frame = frame_codec.number
 
 -- The writer: sends whatever the queue holds, all of it in one write, until the link fails.
@@ -279,9 +280,10 @@ local function ask_linked(link, frame, timeout_ms)
 end
 
 -- The one hop: asks /auth at `address` with `frame` (auth_frame.question's pieces, or
--- auth_frame.build_frame's bytes); the answer is shaped as sidecar_http.ask()'s. A question the link could not carry (the sidecar restarted,
--- or closed the connection) is asked once more on the link made anew, with what is left of its
--- time: a connection per request only for a sidecar that speaks HTTP alone.
+-- auth_frame.build_frame's bytes); the answer is shaped as sidecar_http.ask()'s. A question the
+-- link could not carry (the sidecar restarted, or closed the connection) is asked once more on
+-- the link made anew, with what is left of its time: a connection per request only for a
+-- sidecar that speaks HTTP alone.
 function M.ask(address, frame, timeout_ms)
   local link = link_for(address)
   local started = ngx.now()
