@@ -32,6 +32,8 @@ export interface DefaultConfModel {
   serverName: string;
   httpsListen: string;
   requestId: RequestIdModel;
+  /** Where $remote_addr comes from behind a trusted proxy; null: always the connection's peer. */
+  callerAddress: CallerAddressModel | null;
   /** The plain-HTTP listener, which only redirects; null: none. */
   httpRedirect: { listen: string; target: string; requestId: NameValue } | null;
   /** On the control socket: the Lua side's counters, read by the sidecar's /metrics. */
@@ -99,7 +101,11 @@ export interface RequestIdModel {
   generated: string;
   /** null: no proxy is trusted, the variable is always nginx's own id. */
   trusted: {
-    /** `geo $remote_addr <peerVariable>`: 1 for the listed addresses, the connection's peer. */
+    /**
+     * `geo <peerAddress> <peerVariable>`: 1 for the listed addresses. The connection's peer
+     * (`$realip_remote_addr`), never the caller's address that realip puts in `$remote_addr`.
+     */
+    peerAddress: string;
     peerVariable: string;
     proxies: string[];
     /** The map's source: the peer's flag and the caller's header, joined. */
@@ -108,6 +114,19 @@ export interface RequestIdModel {
     keep: string;
     callerVariable: string;
   } | null;
+}
+
+/**
+ * The caller's own address behind a trusted proxy (docs/decisions/20261127-caller-address-behind-a-balancer.md):
+ * nginx's realip module takes it from `header` when the connection's peer is one of `from`
+ * (request_id.trusted_proxies), so `$remote_addr` and `$binary_remote_addr` (the per-address
+ * failure budget, the access log, the X-Forwarded-For sent on) are the caller's. `recursive`:
+ * the rightmost address that is not itself a listed proxy.
+ */
+export interface CallerAddressModel {
+  from: string[];
+  header: string;
+  recursive: 'on' | 'off';
 }
 
 /** The decision cache in shared memory and the control endpoint that invalidates it. */
@@ -159,7 +178,9 @@ const SIDECAR_UPSTREAM = 'gateway_sidecar';
 // Keep-alive to the upstream pools: HTTP/1.1 without the client's Connection header.
 const KEEPALIVE_HEADERS: NameValue[] = [{ name: 'Connection', value: '""' }];
 
-// The gateway terminates TLS and is the edge: the caller's own X-Forwarded-For is not trusted.
+// The gateway terminates TLS: the app and the sidecar get one address, $remote_addr, the caller's
+// (the peer, or what a trusted proxy's X-Forwarded-For names: callerAddressModel), never the
+// X-Forwarded-For a caller wrote.
 const FORWARDED_HEADERS: NameValue[] = [
   { name: 'Host', value: '$host' },
   { name: 'X-Forwarded-Proto', value: 'https' },
@@ -170,6 +191,8 @@ const FORWARDED_HEADERS: NameValue[] = [
 const REQUEST_ID_HEADER: NameValue = { name: REQUEST_ID.header, value: REQUEST_ID.variable };
 
 const TRUSTED_PEER_VARIABLE = '$gateway_request_id_trusted_peer';
+// realip's variable for the connection's own peer, whatever $remote_addr became.
+const PEER_ADDRESS_VARIABLE = '$realip_remote_addr';
 const CALLER_ID_VARIABLE = '$gateway_caller_request_id';
 
 function requestIdModel(settings: Settings): RequestIdModel {
@@ -181,6 +204,7 @@ function requestIdModel(settings: Settings): RequestIdModel {
       proxies.length === 0
         ? null
         : {
+            peerAddress: PEER_ADDRESS_VARIABLE,
             peerVariable: TRUSTED_PEER_VARIABLE,
             proxies,
             source: `"${TRUSTED_PEER_VARIABLE}:$http_${REQUEST_ID.header.toLowerCase().replaceAll('-', '_')}"`,
@@ -189,6 +213,13 @@ function requestIdModel(settings: Settings): RequestIdModel {
             callerVariable: CALLER_ID_VARIABLE,
           },
   };
+}
+
+/** The same trusted proxies name the caller's address: realip, only when any is listed. */
+function callerAddressModel(settings: Settings): CallerAddressModel | null {
+  const proxies = settings.request_id.trusted_proxies;
+  if (proxies.length === 0) return null;
+  return { from: proxies, header: 'X-Forwarded-For', recursive: 'on' };
 }
 
 const IDENTITY_HEADERS: NameValue[] = IDENTITY_FROM_SIDECAR.map(({ header, variable }) => ({
@@ -214,6 +245,7 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
   return {
     serverName: settings.fqdn,
     requestId: requestIdModel(settings),
+    callerAddress: callerAddressModel(settings),
     httpsListen: `${settings.https_port} ssl http2`,
     httpRedirect:
       settings.http_redirect_port === undefined

@@ -3,8 +3,9 @@ import { parseSettings, SettingsError } from '../../../generator/index.js';
 import { defaultConfModel } from '../../../generator/template-model.js';
 import { proxyAddressProblem } from '../../../generator/trusted-proxies.js';
 
-// request_id.trusted_proxies (docs/decisions/20261125-trusted-request-id.md): what the settings
-// accept, what they refuse and why, and the geo/map the model gets from them.
+// request_id.trusted_proxies (docs/decisions/20261125-trusted-request-id.md and
+// 20261127-caller-address-behind-a-balancer.md): what the settings accept, what they refuse and
+// why, the geo/map the model gets from them, and realip (the caller's address) from the same.
 
 const trusting = (trusted_proxies: unknown) => parseSettings({ request_id: { trusted_proxies } });
 
@@ -95,6 +96,8 @@ describe('request_id.trusted_proxies', () => {
       variable: '$gateway_request_id',
       generated: '$request_id',
       trusted: {
+        // The connection's own peer: realip (below) rewrites $remote_addr to the caller's.
+        peerAddress: '$realip_remote_addr',
         peerVariable: '$gateway_request_id_trusted_peer',
         proxies: ['10.89.0.0/24', 'fd00::/8'],
         source: '"$gateway_request_id_trusted_peer:$http_x_request_id"',
@@ -102,5 +105,18 @@ describe('request_id.trusted_proxies', () => {
         callerVariable: '$gateway_caller_request_id',
       },
     });
+  });
+
+  // docs/decisions/20261127-caller-address-behind-a-balancer.md
+  test("the same proxies name the caller's address: realip from them, X-Forwarded-For, recursive", () => {
+    expect(defaultConfModel(trusting(['10.89.0.0/24', 'fd00::/8'])).callerAddress).toEqual({
+      from: ['10.89.0.0/24', 'fd00::/8'],
+      header: 'X-Forwarded-For',
+      recursive: 'on',
+    });
+  });
+
+  test("no trusted proxy: no realip at all, $remote_addr is always the connection's peer", () => {
+    expect(defaultConfModel(parseSettings({})).callerAddress).toBeNull();
   });
 });
