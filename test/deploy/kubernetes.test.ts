@@ -98,6 +98,10 @@ describe('deploy/kubernetes', () => {
     const settingsMount = mount(proxy, 'settings')!;
     expect(env(proxy, 'GATEWAY_SETTINGS')).toBe(`${settingsMount}/gateway.yaml`);
     const settings = await loadSettings({ file: join(DIR, 'gateway.yaml'), env: {} });
+    // The pods end TLS, so no proxy in front adds X-Forwarded-For: none is trusted, and the
+    // per-address failure budget stays on (docs/decisions/20261127-caller-address-behind-a-balancer.md).
+    expect(settings.request_id.trusted_proxies).toEqual([]);
+    expect(settings.failure_budget.per_address).toBeGreaterThan(0);
 
     // Ports: nginx listens where the container port says; the sidecar where nginx asks.
     expect(proxy.ports).toEqual([{ name: 'https', containerPort: settings.https_port }]);
