@@ -198,7 +198,8 @@ export const failureBudgetSchema = z.strictObject({
   per_key_id: z.number().int().min(0).max(1_000_000).default(20),
   /**
    * Failed attempts per source address that the sidecar had to decide (refusals nginx decides
-   * from memory do not count here). Behind a balancer every caller has its address: set 0.
+   * from memory do not count here). The caller's address: behind a balancer listed in
+   * request_id.trusted_proxies, the one its X-Forwarded-For names (keep this on there).
    */
   per_address: z.number().int().min(0).max(1_000_000).default(200),
   /** The window both count in, in seconds. */

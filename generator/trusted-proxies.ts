@@ -31,7 +31,8 @@ const proxyAddress = z.string().refine((value) => proxyAddressProblem(value) ===
 /**
  * Request ids (docs/decisions/20261125-trusted-request-id.md): nginx keeps a caller's
  * `X-Request-Id` only from these addresses (the connection's peer, never X-Forwarded-For).
- * Empty: every request gets nginx's own id.
+ * Empty: every request gets nginx's own id. The same peers name the caller's address in their
+ * X-Forwarded-For (realip; docs/decisions/20261127-caller-address-behind-a-balancer.md).
  */
 export const requestIdSchema = z.strictObject({
   trusted_proxies: z

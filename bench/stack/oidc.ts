@@ -19,8 +19,8 @@ export interface BenchOidc {
 export async function startOidc(dir: string): Promise<BenchOidc> {
   const { provider, env } = await startProviderForGateway(dir, [BEARER_CLIENT]);
   // Every caller of the bench is 127.0.0.1, and its phases fail on purpose by the hundred
-  // (each revoked key's pollers, the flood): as behind a balancer, the per-address budget is
-  // off, or the revocation phase's new keys met 429 before their DELETE. The per-key-id budget,
+  // (each revoked key's pollers, the flood): the per-address budget is off, or the revocation
+  // phase's new keys met 429 before their DELETE. The per-key-id budget,
   // which the flood row measures, stays on.
   const settings = env.GATEWAY_SETTINGS;
   if (!settings) throw new Error('the provider gave no settings file');

@@ -11,7 +11,8 @@ export type RequestContext = Pick<AuditEventInput, 'actor' | 'requestId' | 'sour
 /**
  * The admin that requireAdmin authenticated (res.locals), the request id nginx generated
  * (`X-Request-Id`, null unless it has nginx's shape: the one reader in request-id.ts) and the caller's address (nginx sets
- * `X-Forwarded-For` to $remote_addr, replacing the caller's own; without it, the peer).
+ * `X-Forwarded-For` to $remote_addr, replacing the caller's own: the peer, or behind a trusted
+ * balancer the caller its X-Forwarded-For names; without the header, the peer).
  */
 export function requestContext(req: Request, res: Response): RequestContext {
   const identity = res.locals.identity as Identity;
