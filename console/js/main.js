@@ -22,7 +22,6 @@ const NEW_AUDIT = {
   limit: 50,
   cursor: null,
   page: null,
-  names: {},
 };
 
 /** What every view reads and calls: the settings, the state, and the few transitions. */

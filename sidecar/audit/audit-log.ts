@@ -30,6 +30,12 @@ export interface AuditEventInput {
   outcome: 'success' | 'failure';
   actor: AuditActor;
   targetId: number | null;
+  /**
+   * The target's name when the change removed it (a delete). Otherwise left out: the event
+   * takes the name `targetId` has in api_clients as it is written (after the change, in its
+   * transaction; as it stands, for a refused one), so no caller reads the client for it.
+   */
+  targetName?: string;
   requestId: string | null;
   sourceAddress: string | null;
   details?: Record<string, unknown>;
@@ -43,8 +49,10 @@ export async function recordAuditEvent(db: Queryable, event: AuditEventInput): P
   await db.query({
     name: 'audit_events_insert',
     text: `INSERT INTO audit_events (action, outcome, actor_id, actor_name, actor_auth_method,
-             target_id, request_id, source_address, details)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+             target_id, target_name, request_id, source_address, details)
+           VALUES ($1, $2, $3, $4, $5, $6,
+                   COALESCE($10::text, (SELECT name FROM api_clients WHERE id = $6)),
+                   $7, $8, $9)`,
     values: [
       event.action,
       event.outcome,
@@ -55,6 +63,7 @@ export async function recordAuditEvent(db: Queryable, event: AuditEventInput): P
       event.requestId,
       event.sourceAddress,
       JSON.stringify(event.details ?? {}),
+      event.targetName ?? null,
     ],
   });
 }

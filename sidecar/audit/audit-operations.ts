@@ -24,6 +24,10 @@ export const auditEventSchema = z
       auth_method: z.enum(['api_key', 'bearer', 'bootstrap']),
     }),
     target_id: clientId.nullable().meta({ description: 'The API client changed, if any.' }),
+    target_name: z.string().nullable().meta({
+      description:
+        "The target's name when the event was recorded (a deleted client's too); null: no target, no such client, or an event recorded before names were kept.",
+    }),
     request_id: z.string().nullable().meta({ description: "nginx's X-Request-Id." }),
     source_address: z.string().nullable().meta({ description: "The caller's IP address." }),
     details: z

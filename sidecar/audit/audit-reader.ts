@@ -19,6 +19,7 @@ interface AuditRow {
   actor_name: string | null;
   actor_auth_method: AuditAuthMethod;
   target_id: number | null;
+  target_name: string | null;
   request_id: string | null;
   source_address: string | null;
   details: Record<string, unknown>;
@@ -50,7 +51,7 @@ export async function readAuditEvents(
   values.push(q.limit + 1);
   const { rows } = await db.query<AuditRow>(
     `SELECT id, time, action, outcome, actor_id, actor_name, actor_auth_method, target_id,
-            request_id, source_address, details
+            target_name, request_id, source_address, details
      FROM audit_events ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
      ORDER BY id DESC LIMIT $${values.length}`,
     values,
@@ -65,6 +66,7 @@ export async function readAuditEvents(
       outcome: r.outcome,
       actor: { api_key_id: r.actor_id, name: r.actor_name, auth_method: r.actor_auth_method },
       target_id: r.target_id,
+      target_name: r.target_name,
       request_id: r.request_id,
       source_address: r.source_address,
       details: r.details,

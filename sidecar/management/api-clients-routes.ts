@@ -134,6 +134,8 @@ export function apiClientsRouter(parts: ManagementParts): Router {
         action: 'api_client.delete',
         outcome: done.ok ? 'success' : 'failure',
         targetId: id,
+        // The row is gone when the event is written: its name comes from what was deleted.
+        targetName: done.ok ? done.row.name : undefined,
         details: done.ok ? describe(done.row) : { status: 404 },
       }),
     );

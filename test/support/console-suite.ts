@@ -400,6 +400,39 @@ export function consoleSuite(
       expect(time).toMatch(/(UTC|GMT|[A-Z]{2,5})/);
     });
 
+    test('the audit trail names a deleted client as it was, in one request per page and no 404', async () => {
+      const name = uniqueName('console-gone');
+      const { api_key_id: id } = await createWithKey(name);
+      const gone = await call(`${CLIENTS}/${id}`, {
+        method: 'DELETE',
+        headers: apk(stack.adminKey),
+      });
+      expect(gone.status).toBe(200);
+      const page = await open();
+      await signInWithKey(page, stack.adminKey);
+      await page.click('nav button:nth-of-type(2)');
+      await heading(page, 'Audit trail');
+      await page.waitForSelector('tbody tr td.name');
+      await page.type('#audit-target', String(id));
+      await page.click('#audit-apply');
+      await page.waitForFunction(
+        () => [...document.querySelectorAll('tbody tr[data-action]')].length === 2,
+      );
+      expect(
+        await page.$$eval('tbody tr[data-action]', (rows) =>
+          rows.map((r) => [r.getAttribute('data-action'), r.querySelector('td.name')?.textContent]),
+        ),
+      ).toEqual([
+        ['api_client.delete', `${name} (#${id})`],
+        ['api_client.create', `${name} (#${id})`],
+      ]);
+      // The names come with the events: no client is read for them, so none answers 404.
+      const pages = browser!.requests.filter((r) => r.url.includes('/v1/management/audit-events'));
+      expect(pages).toHaveLength(2);
+      expect(browser!.requests.filter((r) => /\/api-clients\/\d+$/.test(r.url))).toEqual([]);
+      expect(browser!.consoleLog.filter((l) => /^(error|pageerror)/.test(l))).toEqual([]);
+    });
+
     test('an edit error shows next to its field; a non-admin key is told an admin is needed', async () => {
       const page = await open();
       await signInWithKey(page, stack.adminKey);

@@ -1,6 +1,7 @@
 // The audit trail (GET /v1/management/audit-events): newest first, filtered by action, actor,
-// target and time, paged forwards through cursors. Targets are shown by name while the client
-// still exists.
+// target and time, paged forwards through cursors: one request per page. Each event names its
+// target as it was when the event was recorded (a deleted client's too); older events, written
+// before names were kept, show the id.
 import { html, nothing } from '../../vendor/lit-html.js';
 import { ApiError, call, query } from '../api.js';
 import { formErrors, textField, toLocalInput, toRfc3339 } from './fields.js';
@@ -15,23 +16,6 @@ const ACTIONS = [
   'bootstrap_key.refuse',
   'settings.update',
 ];
-
-/** Names of the page's targets not known yet, one look-up each (a page holds at most 50). */
-async function learnNames(s) {
-  const ids = [...new Set(s.page.items.map((e) => e.target_id))].filter(
-    (id) => id !== null && !(id in s.names),
-  );
-  await Promise.all(
-    ids.map(async (id) => {
-      try {
-        s.names[id] = (await call('GET', `/api-clients/${id}`)).name;
-      } catch (err) {
-        // Deleted since: the event keeps its id. Other failures leave it unnamed for now.
-        if (err instanceof ApiError && err.status === 404) s.names[id] = null;
-      }
-    }),
-  );
-}
 
 /** Loads the page the state names (filters, limit, cursor). */
 export async function loadAudit(app) {
@@ -50,7 +34,6 @@ export async function loadAudit(app) {
       })}`,
     );
     s.error = null;
-    await learnNames(s);
   } catch (err) {
     if (err instanceof ApiError && err.status === 400) {
       // A filter the API refused: said next to it.
@@ -70,10 +53,10 @@ async function change(app, changes) {
   await loadAudit(app);
 }
 
-function target(s, id) {
+function target(event) {
+  const id = event.target_id;
   if (id === null || id === undefined) return '—';
-  const name = s.names[id];
-  return name ? `${name} (#${id})` : name === null ? `#${id} (deleted)` : `#${id}`;
+  return event.target_name ? `${event.target_name} (#${id})` : `#${id}`;
 }
 
 const FILTERS = ['actor', 'target', 'since', 'until'];
@@ -140,7 +123,7 @@ export function auditScreen(app) {
           <td>${e.action}</td>
           <td>${e.outcome}</td>
           <td>${actor(e)}</td>
-          <td class="name" title=${target(s, e.target_id)}>${target(s, e.target_id)}</td>
+          <td class="name" title=${target(e)}>${target(e)}</td>
           <td>${e.source_address ?? '—'}</td>
           <td>${e.request_id ?? '—'}</td>
         </tr>`,

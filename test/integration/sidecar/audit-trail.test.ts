@@ -53,6 +53,7 @@ describe('audit events', () => {
       outcome: 'success',
       actor: { api_key_id: null, name: null, auth_method: 'bootstrap' },
       target_id: adminId,
+      target_name: expect.stringMatching(/^bootstrap-/),
       request_id: null,
     });
   });
@@ -122,6 +123,70 @@ describe('audit events', () => {
     expect(items[3]!.details).toMatchObject({ name, is_admin: false, has_api_key: true });
     expect(items[2]!.details).toMatchObject({ changed: ['is_admin'], is_admin: true });
     expect(items[1]!.details).toMatchObject({ grace_period_seconds: 30 });
+    // The deleted client's events still name it: the name was written with each event.
+    expect(items.map((e) => e.target_name)).toEqual([name, name, name, name]);
+  });
+
+  test("each event keeps the target's name of its time: a rename and a delete change no older event", async () => {
+    const before = uniqueName('renamed-from');
+    const after = uniqueName('renamed-to');
+    const { id, token } = await createClient(sidecar.url, sidecar.adminKey, {
+      name: before,
+      is_admin: false,
+      generate_api_key: true,
+    });
+    issued.push(token);
+    const put = await http(`${sidecar.url}${CLIENTS}/${id}`, {
+      method: 'PUT',
+      headers: asAdmin(),
+      json: { name: after },
+    });
+    expect(put.status).toBe(200);
+    // Refused: the event names the client as it stands (409), or nothing once it is gone (404).
+    const otherName = uniqueName('renamed-other');
+    const other = await createClient(sidecar.url, sidecar.adminKey, {
+      name: otherName,
+      is_admin: false,
+      generate_api_key: true,
+    });
+    issued.push(other.token);
+    const taken = await http(`${sidecar.url}${CLIENTS}/${id}`, {
+      method: 'PUT',
+      headers: asAdmin(),
+      json: { name: otherName },
+    });
+    expect(taken.status).toBe(409);
+    const deleted = await http(`${sidecar.url}${CLIENTS}/${id}`, {
+      method: 'DELETE',
+      headers: asAdmin(),
+    });
+    expect(deleted.status).toBe(200);
+    const again = await http(`${sidecar.url}${CLIENTS}/${id}`, {
+      method: 'DELETE',
+      headers: asAdmin(),
+    });
+    expect(again.status).toBe(404);
+    const { items } = await events(`?target=${id}`);
+    expect(items.map((e) => [e.action, e.outcome, e.target_name])).toEqual([
+      ['api_client.delete', 'failure', null],
+      ['api_client.delete', 'success', after],
+      ['api_client.update', 'failure', after],
+      ['api_client.update', 'success', after],
+      ['api_client.create', 'success', before],
+    ]);
+  });
+
+  test('an event recorded before names were kept (migration 0012) has target_name null', async () => {
+    const { id, token } = await createClient(sidecar.url, sidecar.adminKey, {
+      name: uniqueName('unnamed-before'),
+      is_admin: false,
+      generate_api_key: true,
+    });
+    issued.push(token);
+    await db.query('UPDATE audit_events SET target_name = NULL WHERE target_id = $1', [id]);
+    const { items } = await events(`?target=${id}`);
+    expect(items).toHaveLength(1);
+    expect(items[0]).toMatchObject({ target_id: id, target_name: null });
   });
 
   test('refused changes are recorded as failures: 404 and 409', async () => {
@@ -147,6 +212,7 @@ describe('audit events', () => {
       ['api_client.delete', 'failure', 987654],
       ['api_client.create', 'failure', null],
     ]);
+    expect(items.map((e) => e.target_name)).toEqual([null, null]);
     expect(items[0]!.details).toEqual({ status: 404 });
     expect(items[1]!.details).toMatchObject({ status: 409, conflict: 'name' });
   });
