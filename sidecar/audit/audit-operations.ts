@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Operation } from '../management/openapi/operation.js';
+import type { Operation } from '../http/operation.js';
 import { AUDIT_ACTIONS } from './audit-log.js';
 import { auditQuerySchema, failureQuerySchema } from './audit-query.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Validated } from '../management/body-errors.js';
-import { readQuery } from '../management/query-params.js';
+import type { Validated } from '../http/body-errors.js';
+import { readQuery } from '../http/query-params.js';
 import { AUDIT_ACTIONS, type AuditAction } from './audit-log.js';
 import { decodePosition } from './position-cursor.js';
 

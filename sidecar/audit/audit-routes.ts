@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { Queryable } from '../db/queryable.js';
 import { ValidationError } from '../errors/api-error.js';
-import { closePaths, mount } from '../management/openapi/route-table.js';
+import { closePaths, mount } from '../http/route-table.js';
 import { AUDIT_OPERATIONS as OPS } from './audit-operations.js';
 import { AUDIT_CURSOR, FAILURE_CURSOR, parseAuditQuery, parseFailureQuery } from './audit-query.js';
 import { readAuditEvents, readAuthFailures } from './audit-reader.js';

@@ -1,15 +1,24 @@
 import express, { type Express } from 'express';
 import { auditRouter } from '../audit/audit-routes.js';
+import type { Authenticator } from '../auth/authenticator.js';
+import { type ApiClientRouteParts, apiClientsRouter } from '../clients/api-clients-routes.js';
+import type { Queryable } from '../db/queryable.js';
 import { NotFoundError } from '../errors/api-error.js';
 import { errorMiddleware } from '../errors/error-middleware.js';
+import { noStore, requestLog, requireAdmin } from '../http/middleware.js';
+import type { SettingsRepository } from '../settings/settings.js';
+import { settingsRouter } from '../settings/settings-routes.js';
 import { usageRouter } from '../usage/usage-routes.js';
-import { apiClientsRouter } from './api-clients-routes.js';
-import type { ManagementParts } from './management-parts.js';
-import { noStore } from './no-store.js';
-import { openApiRouter } from './openapi/openapi-routes.js';
-import { requestLog } from './request-log.js';
-import { requireAdmin } from './require-admin.js';
-import { settingsRouter } from './settings-routes.js';
+import { openApiRouter } from './openapi-routes.js';
+
+/** What the management routes work with: the API client routes' parts and the rest. */
+export interface ManagementParts extends ApiClientRouteParts {
+  authenticator: Authenticator;
+  /** Where the audit trail and the failure counts are read (management's pool). */
+  auditDb: Queryable;
+  /** The gateway-wide settings (the bootstrap lock); a change commits with its audit event. */
+  settings: SettingsRepository;
+}
 
 /** The management API (everything but `/auth`), as an Express application. */
 export function createManagementApp(parts: ManagementParts): Express {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { clientIdParams } from '../management/numeric-id.js';
-import type { Operation } from '../management/openapi/operation.js';
+import { clientIdParams } from '../http/numeric-id.js';
+import type { Operation } from '../http/operation.js';
 import { usageQuerySchema } from './usage-query.js';
 
 const count = z.int().min(0);

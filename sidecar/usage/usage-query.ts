@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ErrorDetail } from '../errors/api-error.js';
-import type { Validated } from '../management/body-errors.js';
-import { readQuery } from '../management/query-params.js';
+import type { Validated } from '../http/body-errors.js';
+import { readQuery } from '../http/query-params.js';
 
 /** The steps of a usage series and their length in ms. */
 export const USAGE_STEPS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;

@@ -2,21 +2,17 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ApiKeyVerifier } from '../../sidecar/auth/api-key-verifier.js';
 import { Authenticator } from '../../sidecar/auth/authenticator.js';
-import { keyOf, SORTS, sortField } from '../../sidecar/clients/client-order.js';
-import { silentLogger } from '../../sidecar/log.js';
 import {
   MAX_TEXT,
   parseCreateApiClient,
   parseUpdateApiClient,
-} from '../../sidecar/management/api-client-input.js';
+} from '../../sidecar/clients/api-client-input.js';
+import { keyOf, SORTS, sortField } from '../../sidecar/clients/client-order.js';
+import { parseListQuery } from '../../sidecar/clients/list-query.js';
+import { decodeCursor, encodeCursor, type PageCursor } from '../../sidecar/clients/page-cursor.js';
+import { parseId } from '../../sidecar/http/numeric-id.js';
+import { silentLogger } from '../../sidecar/log.js';
 import { createManagementApp } from '../../sidecar/management/app.js';
-import { parseListQuery } from '../../sidecar/management/list-query.js';
-import { parseId } from '../../sidecar/management/numeric-id.js';
-import {
-  decodeCursor,
-  encodeCursor,
-  type PageCursor,
-} from '../../sidecar/management/page-cursor.js';
 import { NO_INVALIDATOR } from '../../sidecar/revocation/nginx-control.js';
 import { directoryOf, row } from '../unit/support/clients.js';
 import { serve } from '../unit/support/serve.js';

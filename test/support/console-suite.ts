@@ -628,11 +628,11 @@ export function consoleSuite(
         (target) =>
           document.querySelector('#message.error') !== null ||
           [...document.querySelectorAll('tbody tr[data-action="api_client.delete"]')].some(
-            // Deleted since: shown by its id, as no name can be looked up any more.
-            (tr) => tr.children[4]?.textContent === `#${target} (deleted)`,
+            // Deleted since: still named, as the event kept the name it had.
+            (tr) => tr.children[4]?.textContent === target,
           ),
         { timeout: 10_000 },
-        id,
+        `${name} (#${id})`,
       );
       expect(await page.$eval('#message', (m) => m.textContent).catch(() => null)).toBeNull();
       await shot('audit');

@@ -3,13 +3,10 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import type { Router } from 'express';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Authenticator } from '../../../sidecar/auth/authenticator.js';
+import { expressPath } from '../../../sidecar/http/operation.js';
 import { silentLogger } from '../../../sidecar/log.js';
 import { createManagementApp } from '../../../sidecar/management/app.js';
-import {
-  COMMITTED_DOCUMENT,
-  documentText,
-} from '../../../sidecar/management/openapi/committed-document.js';
-import { expressPath } from '../../../sidecar/management/openapi/operation.js';
+import { COMMITTED_DOCUMENT, documentText } from '../../../sidecar/management/openapi-document.js';
 import { NO_INVALIDATOR } from '../../../sidecar/revocation/nginx-control.js';
 import { freshDatabase } from '../../support/database.js';
 import { http } from '../../support/http.js';

@@ -6,7 +6,7 @@ import {
   parseFailureQuery,
 } from '../../../sidecar/audit/audit-query.js';
 import { encodePosition } from '../../../sidecar/audit/position-cursor.js';
-import type { Validated } from '../../../sidecar/management/body-errors.js';
+import type { Validated } from '../../../sidecar/http/body-errors.js';
 
 const fields = (result: Validated<unknown>) =>
   result.ok ? [] : result.errors.map((e) => [e.code, e.field]);

@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { buildOpenApiDocument } from '../../../sidecar/management/openapi/document.js';
-import { toJsonSchema } from '../../../sidecar/management/openapi/json-schema.js';
-import { expressPath, type Operation } from '../../../sidecar/management/openapi/operation.js';
-import { allowedMethods } from '../../../sidecar/management/openapi/route-table.js';
+import { expressPath, type Operation } from '../../../sidecar/http/operation.js';
+import { allowedMethods } from '../../../sidecar/http/route-table.js';
+import { toJsonSchema } from '../../../sidecar/management/json-schema.js';
+import { buildOpenApiDocument } from '../../../sidecar/management/openapi-document.js';
 
 const thing = z.strictObject({ n: z.int() }).meta({ id: 'UnitThing' });
 const read: Operation = {

@@ -1,5 +1,5 @@
-import { isKeyOf, SORTS, type Sort, type SortKey, sortField } from '../clients/client-order.js';
 import { MAX_TEXT } from './api-client-input.js';
+import { isKeyOf, SORTS, type Sort, type SortKey, sortField } from './client-order.js';
 
 /** Where a page starts: after or before a row's key, in one order. */
 export interface PageCursor {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { type RateLimit, rateLimitSchema } from '../clients/api-client.js';
 import type { ErrorDetail } from '../errors/api-error.js';
-import { isJsonObject, issueDetails, NOT_AN_OBJECT, type Validated } from './body-errors.js';
+import { isJsonObject, issueDetails, NOT_AN_OBJECT, type Validated } from '../http/body-errors.js';
+import { type RateLimit, rateLimitSchema } from './api-client.js';
 
 /**
  * Text that may be stored and later passed upstream in a header (percent-encoded): no

@@ -1,6 +1,6 @@
 import type { RequestHandler, Router } from 'express';
-import { jsonBody } from '../json-body.js';
-import { allowOnly } from '../method-guard.js';
+import { jsonBody } from './json-body.js';
+import { allowOnly } from './middleware.js';
 import { expressPath, type Operation } from './operation.js';
 
 /** Mounts a declared operation's handlers; a body-taking one reads its JSON body first. */

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { SORTS, type Sort } from '../clients/client-order.js';
 import type { ErrorDetail } from '../errors/api-error.js';
-import type { Validated } from './body-errors.js';
-import { parseId } from './numeric-id.js';
+import type { Validated } from '../http/body-errors.js';
+import { parseId } from '../http/numeric-id.js';
+import { SORTS, type Sort } from './client-order.js';
 import { decodeCursor, type PageCursor } from './page-cursor.js';
 
 export interface ListQuery {

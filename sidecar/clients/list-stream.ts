@@ -1,9 +1,9 @@
 import { once } from 'node:events';
 import type { Response } from 'express';
-import type { Sort, SortKey } from '../clients/client-order.js';
-import type { ClientReads } from '../clients/client-reads.js';
-import type { RecordStreams } from '../clients/list-thread.js';
 import type { Logger } from '../log.js';
+import type { Sort, SortKey } from './client-order.js';
+import type { ClientReads } from './client-reads.js';
+import type { RecordStreams } from './list-thread.js';
 import { encodeCursor, type PageCursor } from './page-cursor.js';
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { type ApiClientRow, apiClientRecordSchema, toRecord } from '../clients/api-client.js';
-import type { Sort, SortKey } from '../clients/client-order.js';
-import type { Page } from '../clients/client-reads.js';
+import { type ApiClientRow, apiClientRecordSchema, toRecord } from './api-client.js';
+import type { Sort, SortKey } from './client-order.js';
+import type { Page } from './client-reads.js';
 import { encodeCursor, type PageCursor } from './page-cursor.js';
 
 const cursorText = z.string().nullable();

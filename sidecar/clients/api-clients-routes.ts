@@ -1,30 +1,38 @@
 import { type Response, Router } from 'express';
 import { requestContext } from '../audit/request-context.js';
-import { type ApiClientRow, rateLimitJson, toRecord } from '../clients/api-client.js';
-import { keyOf, sortField } from '../clients/client-order.js';
-import type { UpdateOutcome } from '../clients/client-store.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/api-error.js';
+import { idParam } from '../http/numeric-id.js';
+import { closePaths, mount } from '../http/route-table.js';
 import { formatApiKey, generateSecret } from '../keys/api-key.js';
+import type { Logger } from '../log.js';
 import { requestIdFields } from '../request-id.js';
+import { type ApiClientRow, rateLimitJson, toRecord } from './api-client.js';
 import { parseCreateApiClient, parseUpdateApiClient } from './api-client-input.js';
 import { API_CLIENT_OPERATIONS as OPS } from './api-clients-operations.js';
+import { keyOf, sortField } from './client-order.js';
+import type { UpdateOutcome } from './client-store.js';
 import { parseListQuery } from './list-query.js';
 import { listResponse } from './list-response.js';
 import { streamList } from './list-stream.js';
-import type { ManagementParts } from './management-parts.js';
-import { idParam } from './numeric-id.js';
-import { closePaths, mount } from './openapi/route-table.js';
-import { rotateHandler } from './rotate-route.js';
+import type { RecordStreams } from './list-thread.js';
+import { type RotateParts, rotateHandler } from './rotate-route.js';
 
 const NAME_TAKEN = 'An API client with this name already exists.';
 const SUBJECT_TAKEN = 'An API client with this api_client_id already exists.';
 
+/** What the API client routes work with (the management application hands them over). */
+export interface ApiClientRouteParts extends RotateParts {
+  log: Logger;
+  /** Where whole listings are read (the listing thread); default: `store`, on this thread. */
+  listings?: RecordStreams;
+}
+
 /**
- * POST, GET, PUT and DELETE of API clients and the key rotation; the admin check (app.ts) runs
- * before. Each change commits with its audit event; a refused one (404, 409) is audited as a
- * failure.
+ * POST, GET, PUT and DELETE of API clients and the key rotation; the admin check
+ * (management/app.ts) runs before. Each change commits with its audit event; a refused one
+ * (404, 409) is audited as a failure.
  */
-export function apiClientsRouter(parts: ManagementParts): Router {
+export function apiClientsRouter(parts: ApiClientRouteParts): Router {
   const { store, invalidator, log, changes, clock = Date.now, listings = store } = parts;
   const router = Router({ strict: false });
   mount(router, OPS.create, async (req, res) => {

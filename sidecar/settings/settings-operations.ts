@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Operation } from './openapi/operation.js';
+import type { Operation } from '../http/operation.js';
 
 export const SETTINGS_PATH = '/v1/management/settings';
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { apiClientRecordSchema } from '../clients/api-client.js';
+import { clientIdParams } from '../http/numeric-id.js';
+import type { Operation } from '../http/operation.js';
+import { apiClientRecordSchema } from './api-client.js';
 import { createApiClientSchema, updateApiClientSchema } from './api-client-input.js';
 import { listQuerySchema } from './list-query.js';
 import { apiClientListSchema } from './list-response.js';
-import { clientIdParams } from './numeric-id.js';
-import type { Operation } from './openapi/operation.js';
 import { rotateApiClientSchema } from './rotate-input.js';
 
 export const API_CLIENTS_PATH = '/v1/management/api-clients';

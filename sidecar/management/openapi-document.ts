@@ -1,7 +1,56 @@
-import type { z } from 'zod';
-import { errorBodySchema } from '../../errors/error-schema.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { packageRoot } from '../../common/package-root.js';
+import { AUDIT_OPERATIONS } from '../audit/audit-operations.js';
+import { API_CLIENT_OPERATIONS } from '../clients/api-clients-operations.js';
+import { errorBodySchema } from '../errors/error-schema.js';
+import { ADMIN_ERRORS, type ErrorStatus, type Operation } from '../http/operation.js';
+import { SETTINGS_OPERATIONS } from '../settings/settings-operations.js';
+import { USAGE_OPERATIONS } from '../usage/usage-operations.js';
 import { type JsonSchema, toJsonSchema } from './json-schema.js';
-import { ADMIN_ERRORS, type ErrorStatus, type Operation } from './operation.js';
+
+export const OPENAPI_PATH = '/v1/management/openapi.json';
+
+const documentSchema = z
+  .looseObject({
+    openapi: z.literal('3.1.0'),
+    info: z.looseObject({ title: z.string(), version: z.string() }),
+    paths: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: 'OpenApiDocument', description: 'An OpenAPI 3.1 document.' });
+
+/** The document's own route (openapi-routes.ts mounts it). */
+export const OPENAPI_OPERATIONS = {
+  read: {
+    method: 'get',
+    path: OPENAPI_PATH,
+    operationId: 'getOpenApiDocument',
+    tag: 'OpenAPI',
+    summary: 'This document',
+    description: 'The same document is committed as docs/openapi.json.',
+    success: { 200: { description: 'The OpenAPI 3.1 document.', schema: documentSchema } },
+    errors: [],
+  },
+} satisfies Record<string, Operation>;
+
+/** Every management route, in the document's order: a new route group is added here. */
+export const MANAGEMENT_OPERATIONS: readonly Operation[] = [
+  ...Object.values(API_CLIENT_OPERATIONS),
+  ...Object.values(USAGE_OPERATIONS),
+  ...Object.values(AUDIT_OPERATIONS),
+  ...Object.values(SETTINGS_OPERATIONS),
+  ...Object.values(OPENAPI_OPERATIONS),
+];
+
+/** Where the document is committed; `npm run openapi` rewrites it, a test checks it. */
+export const COMMITTED_DOCUMENT = join(packageRoot(), 'docs', 'openapi.json');
+
+/** The document as committed: two-space JSON and a final newline. */
+export function documentText(): string {
+  return `${JSON.stringify(buildOpenApiDocument(MANAGEMENT_OPERATIONS), null, 2)}\n`;
+}
 
 /** The error answers, shared by every operation as components/responses. */
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
@@ -21,7 +70,7 @@ const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }
   503: { name: 'ServiceUnavailable', description: 'The database cannot be reached; retry later.' },
 };
 
-/** On every answer, errors included: set before any route runs (management/no-store.ts). */
+/** On every answer, errors included: set before any route runs (http/middleware.ts noStore). */
 const NO_STORE_HEADER = {
   description: '`no-store`: an answer may hold a key, a record or a change just made.',
   schema: { type: 'string', const: 'no-store' },
@@ -168,4 +217,11 @@ function parametersOf(
 
 function sortKeys<T>(record: Record<string, T>): Record<string, T> {
   return Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+// `npm run openapi` runs this file itself: it rewrites docs/openapi.json from the route
+// declarations. Imported (by the sidecar, by tests), it writes nothing.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  writeFileSync(COMMITTED_DOCUMENT, documentText());
+  process.stdout.write(`wrote ${COMMITTED_DOCUMENT}\n`);
 }

@@ -2,9 +2,9 @@ import { Router } from 'express';
 import { recordAuditEvent } from '../audit/audit-log.js';
 import { requestContext } from '../audit/request-context.js';
 import { ValidationError } from '../errors/api-error.js';
-import type { Settings, SettingsRepository } from '../settings/settings.js';
-import { isJsonObject, issueDetails, NOT_AN_OBJECT, type Validated } from './body-errors.js';
-import { closePaths, mount } from './openapi/route-table.js';
+import { isJsonObject, issueDetails, NOT_AN_OBJECT, type Validated } from '../http/body-errors.js';
+import { closePaths, mount } from '../http/route-table.js';
+import type { Settings, SettingsRepository } from './settings.js';
 import { SETTINGS_OPERATIONS as OPS, settingsSchema } from './settings-operations.js';
 
 /**

@@ -1,9 +1,12 @@
 import type { RequestHandler } from 'express';
+import type { AuditedChanges } from '../audit/audited-change.js';
 import { requestContext } from '../audit/request-context.js';
 import { ApiError, NotFoundError, ValidationError } from '../errors/api-error.js';
+import { idParam } from '../http/numeric-id.js';
 import { formatApiKey, generateSecret } from '../keys/api-key.js';
-import type { ManagementParts } from './management-parts.js';
-import { idParam } from './numeric-id.js';
+import type { Clock } from '../oidc/settings.js';
+import type { DecisionInvalidator } from '../revocation/nginx-control.js';
+import type { ClientStore } from './client-store.js';
 import { parseRotate } from './rotate-input.js';
 
 /** A client that authenticates by bearer token only has no secret to rotate. */
@@ -18,6 +21,16 @@ class NoApiKeyError extends ApiError {
   }
 }
 
+/** What a rotation works with: a part of the API client routes' (api-clients-routes.ts). */
+export interface RotateParts {
+  store: ClientStore;
+  invalidator: DecisionInvalidator;
+  /** Runs each change with its audit event in one transaction. */
+  changes: AuditedChanges;
+  /** Time for grace periods; tests move it. */
+  clock?: Clock;
+}
+
 /**
  * The handler of `POST /v1/management/api-clients/{id}/rotate` `{"grace_period_seconds": n}`:
  * a new secret at once; the old one stays valid for n seconds (0: refused at once). This gateway's nginx drops
@@ -29,7 +42,7 @@ export function rotateHandler({
   invalidator,
   changes,
   clock = Date.now,
-}: Pick<ManagementParts, 'store' | 'invalidator' | 'changes' | 'clock'>): RequestHandler {
+}: RotateParts): RequestHandler {
   return async (req, res) => {
     const id = idParam(req.params.id);
     const input = parseRotate(req.body);

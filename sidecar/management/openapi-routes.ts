@@ -1,8 +1,10 @@
 import { Router } from 'express';
-import { buildOpenApiDocument } from './document.js';
-import { MANAGEMENT_OPERATIONS } from './management-operations.js';
-import { OPENAPI_OPERATIONS as OPS } from './openapi-operations.js';
-import { closePaths, mount } from './route-table.js';
+import { closePaths, mount } from '../http/route-table.js';
+import {
+  buildOpenApiDocument,
+  MANAGEMENT_OPERATIONS,
+  OPENAPI_OPERATIONS as OPS,
+} from './openapi-document.js';
 
 /** Serves the OpenAPI document of the management API; admin-only like every route beside it. */
 export function openApiRouter(): Router {

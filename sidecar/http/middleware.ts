@@ -1,0 +1,79 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Authenticator } from '../auth/authenticator.js';
+import { readToggles } from '../auth/method-toggles.js';
+import { refusalError } from '../auth/refusal.js';
+import {
+  ForbiddenError,
+  MethodNotAllowedError,
+  ServiceUnavailableError,
+} from '../errors/api-error.js';
+import type { Logger } from '../log.js';
+import { requestIdFields } from '../request-id.js';
+
+// The stages every management request passes, in the order the application mounts them:
+// noStore, requestLog, requireAdmin, then a route group's own handlers, closed by allowOnly.
+// requireAdmin comes first in this file: the mutation run (stryker.config.mjs) mutates only its
+// lines, so re-check that range when this file changes.
+
+/**
+ * The management routes check the credential themselves, through the same authenticator as
+ * `/auth` (defence in depth: nginx already asked, but the sidecar never trusts that it did).
+ */
+export function requireAdmin(authenticator: Authenticator): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const toggles = readToggles(req.headers);
+    let decision: Awaited<ReturnType<Authenticator['authenticate']>>;
+    try {
+      decision = await authenticator.authenticate(req.rawHeaders, toggles);
+    } catch (err) {
+      throw new ServiceUnavailableError(err);
+    }
+    if (!decision.ok) {
+      throw refusalError(decision, toggles);
+    }
+    if (!decision.identity.isAdmin) {
+      throw new ForbiddenError('The management API needs an admin credential.');
+    }
+    res.locals.identity = decision.identity;
+    // The audit trail names how the admin authenticated (sidecar/audit/request-context.ts).
+    res.locals.authMethod = decision.method;
+    next();
+  };
+}
+
+/**
+ * `Cache-Control: no-store` on every management answer, errors included, set before anything
+ * else runs: a record, a list or the audit trail is as private as a new key, and an answer
+ * about a change must never be replayed from a cache after the next one.
+ */
+export function noStore(_req: Request, res: Response, next: NextFunction): void {
+  res.set('Cache-Control', 'no-store');
+  next();
+}
+
+/**
+ * One info line per management request once it is answered: nginx's request id, method, path
+ * (never the query or a header: no credential reaches the log), status and duration.
+ */
+export function requestLog(log: Logger) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const started = performance.now();
+    res.once('finish', () => {
+      log.info('management request', {
+        ...requestIdFields(req.headers),
+        method: req.method,
+        path: req.path,
+        status: res.statusCode,
+        duration_ms: Math.round((performance.now() - started) * 10) / 10,
+      });
+    });
+    next();
+  };
+}
+
+/** Terminal handler for a known path reached with a method it does not serve (route-table.ts). */
+export function allowOnly(methods: string[]): RequestHandler {
+  return () => {
+    throw new MethodNotAllowedError(methods);
+  };
+}
