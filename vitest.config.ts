@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 // .ci/run sets CI_REPORT_DIR to add up every suite's results in its summary line.
 const report = process.env.CI_REPORT_DIR;
@@ -6,6 +6,9 @@ const report = process.env.CI_REPORT_DIR;
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The container suite has its own configuration (test/containers/vitest.config.ts): it
+    // builds the images first and runs after this one in `npm test`.
+    exclude: [...configDefaults.exclude, 'test/containers/**'],
     // dist/ first: several suites start the built gateway (test/support/fresh-dist.ts).
     globalSetup: ['test/support/fresh-dist.ts', 'test/support/global-postgres.ts'],
     // Integration and end-to-end suites start real PostgreSQL, nginx and Node processes;

@@ -13,7 +13,7 @@ const report = process.env.CI_REPORT_DIR;
 export default defineConfig({
   test: {
     root: new URL('../..', import.meta.url).pathname,
-    include: ['test/containers/**/*.spec.ts'],
+    include: ['test/containers/**/*.test.ts'],
     globalSetup: ['test/containers/global-setup.ts'],
     pool: 'forks',
     // One stack at a time: a 2-core machine gains nothing from more, and the revocation

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { packageRoot } from '../../common/package-root.js';
 import { LUA_CONTRACT_PATH, renderLuaContract } from '../../generator/index.js';
-import { type RunningNginx, startNginx } from '../generator/support/nginx.js';
+import { type RunningNginx, startNginx } from '../integration/generator/support/nginx.js';
 import { freePort } from '../support/embedded-postgres.js';
 
 // The pure Lua functions, run inside the real nginx (its LuaJIT and ngx API): the cases of every
