@@ -203,6 +203,19 @@ export function consoleSuite(
   /** Rewrites one `set $name value;` line of the mounted default.conf (edit, then restart). */
   const editDefaultConf = (name: string, value: string) =>
     setDefaultConf(stack.configDir, { [name]: value });
+  /** Signed in with the admin key, the audit trail filtered to the events about client `id`. */
+  const auditAbout = async (id: number): Promise<Page> => {
+    const page = await open();
+    await signInWithKey(page, stack.adminKey);
+    await page.click('nav button:nth-of-type(2)');
+    await heading(page, 'Audit trail');
+    // The view's first list drawn before the filter is typed: a list landing after the typing
+    // drew the form again and lost it (seen once in CI, against the containers).
+    await page.waitForSelector('tbody tr td.name');
+    await page.type('#audit-target', String(id));
+    await page.click('#audit-apply');
+    return page;
+  };
   const requestTo = (prefix: string) => browser!.requests.find((r) => r.url.startsWith(prefix));
 
   describe('the console (issue 14)', () => {
@@ -367,15 +380,7 @@ export function consoleSuite(
     test('the audit trail filters by actor, target and time, and names targets that still exist', async () => {
       const name = uniqueName('console-audited');
       const { api_key_id: id } = await createWithKey(name);
-      const page = await open();
-      await signInWithKey(page, stack.adminKey);
-      await page.click('nav button:nth-of-type(2)');
-      await heading(page, 'Audit trail');
-      // The view's first list drawn before the filter is typed: a list landing after the typing
-      // drew the form again and lost it (seen once in CI, against the containers).
-      await page.waitForSelector('tbody tr td.name');
-      await page.type('#audit-target', String(id));
-      await page.click('#audit-apply');
+      const page = await auditAbout(id);
       await page.waitForFunction(
         (n) =>
           [...document.querySelectorAll('tbody tr td.name')].length > 0 &&
@@ -408,13 +413,7 @@ export function consoleSuite(
         headers: apk(stack.adminKey),
       });
       expect(gone.status).toBe(200);
-      const page = await open();
-      await signInWithKey(page, stack.adminKey);
-      await page.click('nav button:nth-of-type(2)');
-      await heading(page, 'Audit trail');
-      await page.waitForSelector('tbody tr td.name');
-      await page.type('#audit-target', String(id));
-      await page.click('#audit-apply');
+      const page = await auditAbout(id);
       await page.waitForFunction(
         () => [...document.querySelectorAll('tbody tr[data-action]')].length === 2,
       );
