@@ -181,7 +181,18 @@ export const CONTROL = {
    * `{"<row>": [allowed, limited]}`; the sidecar adds them to `api_client_usage`.
    */
   usage: '/usage',
+  /**
+   * GET: proxied to the sidecar's `SIDECAR_PROBE.path` through the same upstream as `auth`;
+   * the sidecar's readiness asks it to know that nginx reaches this very sidecar.
+   */
+  sidecarProbe: '/sidecar-probe',
 } as const;
+
+/**
+ * The sidecar's answer to nginx's probe: its instance id (random per process) in the body
+ * `{"instance":"<id>"}`. Only nginx's control socket proxies to it, never the public port.
+ */
+export const SIDECAR_PROBE = { path: '/probe' } as const;
 
 /**
  * PostgreSQL channel on which a change of an API client is announced. Payload: the row id for

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { certificateProblems } from './certificate-check.js';
 import { LAYOUT } from './layout.js';
+import { type NativeHome, nativeConfProblems } from './native-home.js';
 import { findNginx, testNginxConfig } from './nginx-binary.js';
 import type { Settings } from './settings-schema.js';
 
@@ -10,6 +11,8 @@ export interface CheckOptions {
   nginx?: string | null;
   /** The clock for certificate validity (tests freeze it). */
   now?: Date;
+  /** The native run this directory is for, when it is a native home's: where it will run. */
+  native?: NativeHome | null;
 }
 
 export interface CheckReport {
@@ -48,6 +51,9 @@ export async function checkConfigDir(
       report.problems.push(`${path}: missing or unreadable (gateway-config ensure creates it)`);
     else contents.set(relative, text);
   }
+  const defaultConf = contents.get(LAYOUT.defaultConf);
+  if (options.native && defaultConf !== undefined)
+    report.problems.push(...nativeConfProblems(defaultConf, options.native));
   const certificatePem = contents.get(LAYOUT.certificate);
   const keyPem = contents.get(LAYOUT.key);
   if (certificatePem !== undefined && keyPem !== undefined) {

@@ -5,19 +5,26 @@ import { checkConfigDir } from './check.js';
 import { type ConfigDirResult, ensureConfigDir, renderConfigDir } from './config-dir.js';
 import { GeneratorError } from './errors.js';
 import { nginxArgs, writeMainConf } from './main-conf.js';
+import { nativeOverrides, readNativeHome } from './native-home.js';
 import { prepareProxy } from './prepare.js';
+import { describeChanges, renderChanges } from './render-changes.js';
 import { loadSettings, SETTINGS_ENV, SETTINGS_FILE_ENV } from './settings.js';
 
 export const USAGE = `Usage: gateway-config <command> <dir> [options]
 
 Commands:
-  render <dir>          Render the settings into <dir>: replaces nginx/conf.d/default.conf and
+  render <dir>          Render the settings into <dir>: writes nginx/conf.d/default.conf and
                         nginx/ssl/ssl.conf; creates nginx/ssl/nginx.crt and nginx.key if missing.
+                        Refuses to replace a present file that would change (an edit would be
+                        lost) and lists the lines it would drop and add; --force replaces them
+                        and lists the same. In a native home (.gateway/config) the native run's
+                        sidecar, app and control socket are kept.
   ensure <dir>          Complete <dir>: write only missing files, create the certificate if
                         missing; never overwrite a file, except the generated certificate
                         when fewer than ${RENEW_WITHIN_DAYS} days remain (renewed). Run on every start.
-  check <dir>           Validate the settings, the certificate (key, FQDN, expiry) and, when
-                        nginx is on the PATH, the whole directory with nginx -t.
+  check <dir>           Validate the settings, the certificate (key, FQDN, expiry), in a native
+                        home that default.conf names the native run's sidecar, app and control
+                        socket, and, when nginx is on the PATH, the whole directory with nginx -t.
   main-conf <dir>       Write the main <dir>/nginx.conf for runtime directory <dir> (pid and
                         temporary files), including <config_dir>/nginx/conf.d/*.conf.
   prepare <dir>         What the proxy runs on every start: ensure <dir>, read back its HTTPS
@@ -33,6 +40,7 @@ Options:
   --user <name>         main-conf, prepare: worker user when nginx starts as root
   --runtime-dir <dir>   prepare: where the main nginx.conf, pid and temporary files go
   --nginx-args          prepare: print nginx's arguments one per line instead of JSON
+  --force               render: replace present files even when that drops lines
   -h, --help            Show this help
 
 Environment (overrides the settings file; empty means unset):
@@ -93,7 +101,36 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     switch (command) {
       case 'render':
       case 'ensure': {
-        const settings = await loadSettings({ file, env: io.env, defaults: { config_dir: dir } });
+        const native = await readNativeHome(dir);
+        const settings = await loadSettings({
+          file,
+          env: io.env,
+          defaults: { config_dir: dir },
+          ...(native ? { overrides: nativeOverrides(native) } : {}),
+        });
+        if (native)
+          io.out(
+            `note: ${dir} is a native home's configuration: its sidecar, app and control socket stay the native run's (${native.sidecar}, ${native.app}, ${native.controlSocket})`,
+          );
+        if (command === 'render') {
+          const changes = await renderChanges(dir, settings);
+          if (changes.length > 0 && !values.force) {
+            io.err(
+              `gateway-config: render would replace ${changes.length} file(s) that differ from this rendering; nothing was written. Lines it would drop (-) and add (+):`,
+            );
+            for (const line of describeChanges(dir, changes)) io.err(line);
+            io.err(
+              'Carry your edits into the settings (--settings), or run again with --force to replace the files anyway.',
+            );
+            return 1;
+          }
+          if (changes.length > 0) {
+            io.out(
+              `replacing ${changes.length} file(s) (--force); lines dropped (-) and added (+):`,
+            );
+            for (const line of describeChanges(dir, changes)) io.out(line);
+          }
+        }
         const write = command === 'render' ? renderConfigDir : ensureConfigDir;
         const result = await write(dir, settings);
         io.out(summary(dir, result));
@@ -101,9 +138,15 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         return 0;
       }
       case 'check': {
-        const settings = await loadSettings({ file, env: io.env, defaults: { config_dir: dir } });
+        const native = await readNativeHome(dir);
+        const settings = await loadSettings({
+          file,
+          env: io.env,
+          defaults: { config_dir: dir },
+          ...(native ? { overrides: nativeOverrides(native) } : {}),
+        });
         const nginx = values.nginx === undefined ? undefined : resolve(io.cwd, values.nginx);
-        const report = await checkConfigDir(dir, settings, { nginx });
+        const report = await checkConfigDir(dir, settings, { nginx, native });
         for (const note of report.notes) io.out(`note: ${note}`);
         if (report.problems.length === 0) {
           io.out(`${dir}: OK${report.nginxTested ? ' (nginx -t passed)' : ''}`);
@@ -177,6 +220,7 @@ function parse(argv: string[]) {
       user: { type: 'string' },
       'runtime-dir': { type: 'string' },
       'nginx-args': { type: 'boolean' },
+      force: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });

@@ -51,6 +51,16 @@ export {
   writeMainConf,
 } from './main-conf.js';
 export {
+  NATIVE_HOME_FILE,
+  type NativeHome,
+  type NativeRepair,
+  nativeConfProblems,
+  nativeOverrides,
+  readNativeHome,
+  repairNativeConf,
+  writeNativeHome,
+} from './native-home.js';
+export {
   findNginx,
   type NginxTestResult,
   nginxHasLua,
@@ -63,6 +73,7 @@ export {
   prepareProxy,
 } from './prepare.js';
 export { type RenderedFile, renderConfigFiles } from './render.js';
+export { describeChanges, type RenderChange, renderChanges } from './render-changes.js';
 export { readServerConf, type ServerConfFacts } from './rendered-conf.js';
 export {
   type LoadSettingsOptions,

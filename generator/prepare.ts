@@ -8,6 +8,7 @@ import { ensureConfigDir } from './config-dir.js';
 import { formatProblems, GeneratorError } from './errors.js';
 import { LAYOUT } from './layout.js';
 import { type MainConfOptions, nginxArgs, writeMainConf } from './main-conf.js';
+import type { NativeHome } from './native-home.js';
 import { readServerConf } from './rendered-conf.js';
 import type { Settings } from './settings-schema.js';
 
@@ -25,6 +26,8 @@ export interface PrepareOptions {
   nginx?: string | null;
   /** The HTTPS port the operator asked for (GATEWAY_HTTPS_PORT): a file that says otherwise is an error. */
   expectedHttpsPort?: number;
+  /** The native run's sockets and app: a default.conf that names others is an error. */
+  native?: NativeHome;
 }
 
 /** What starting the proxy needs, read from the files as they are (hand edits included). */
@@ -101,7 +104,10 @@ export async function prepareProxy(options: PrepareOptions): Promise<PreparedPro
     accessLog: options.accessLog,
     user: options.user,
   });
-  const check = await checkConfigDir(configDir, settings, { nginx: options.nginx });
+  const check = await checkConfigDir(configDir, settings, {
+    nginx: options.nginx,
+    native: options.native ?? null,
+  });
   problems.push(...check.problems);
   if (problems.length > 0 || httpsPort === null) throw new PrepareError(configDir, problems);
 

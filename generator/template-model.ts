@@ -8,6 +8,7 @@ import {
   NGINX_NAMES,
   REQUEST_ID,
   REQUEST_ID_CHARACTERS,
+  SIDECAR_PROBE,
   TOGGLE_VARIABLES,
 } from '../common/contract.js';
 import { answerBody, NGINX_ERROR_PAGES } from '../common/gateway-errors.js';
@@ -69,6 +70,8 @@ export interface DefaultConfModel {
   errorPageFromOutside: string;
   /** On the control socket: nginx proxies the Lua code's questions to the sidecar. */
   auth: LocationModel & { path: string; readTimeout: string };
+  /** On the control socket: the sidecar's readiness asks whether nginx reaches it. */
+  sidecarProbe: LocationModel & { path: string };
   /** `bare`: the prefix without its slash, where nothing lives (admin, then the JSON 404). */
   management: LocationModel & { path: string; bare: string };
   app: LocationModel & { readTimeout: string };
@@ -346,6 +349,11 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       proxyPass: `http://${SIDECAR_UPSTREAM}/auth`,
       readTimeout: `${settings.timeouts.auth_ms}ms`,
       // The Lua code sends exactly the headers the sidecar needs; these keep the pool alive.
+      headers: KEEPALIVE_HEADERS,
+    },
+    sidecarProbe: {
+      path: CONTROL.sidecarProbe,
+      proxyPass: `http://${SIDECAR_UPSTREAM}${SIDECAR_PROBE.path}`,
       headers: KEEPALIVE_HEADERS,
     },
     management: {

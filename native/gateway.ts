@@ -1,20 +1,28 @@
-import { randomBytes } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
-import { rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { NGINX_MODULE } from '../common/contract.js';
 import type { ListenAddress } from '../common/listen.js';
+import { replaceFile } from '../generator/file-writes.js';
 import {
   detectModules,
   loadSettings,
+  type NativeHome,
+  nativeOverrides,
   nginxHasLua,
   type PreparedProxy,
   prepareProxy,
   renewalLines,
+  repairNativeConf,
+  writeNativeHome,
 } from '../generator/index.js';
+import { LAYOUT } from '../generator/layout.js';
+import { REFUSED_LINE } from '../sidecar/bootstrap.js';
 import { parseMetricsListen } from '../sidecar/config.js';
+import { nativeAppUpstream } from './app-upstream.js';
 import { Child } from './child.js';
+import { enginePassword } from './engine-password.js';
 import type { GatewayHome } from './home.js';
 import { logLimitBytes, startLogRotation } from './log-rotation.js';
 import { createLogFile } from './logs.js';
@@ -78,15 +86,22 @@ export async function startNativeGateway({
         'and a C compiler)',
     );
   }
+  // GATEWAY_APP_UPSTREAM: the operator's application instead of the bundled engine.
+  const ownApp = nativeAppUpstream(env.GATEWAY_APP_UPSTREAM);
+  const native: NativeHome = {
+    configDir: home.config,
+    sidecar: `unix:${home.sidecarSocket}`,
+    app: ownApp ?? `unix:${home.appSocket}`,
+    controlSocket: home.controlSocket,
+  };
+  // For `gateway-config render` and `check` on this directory: where it runs.
+  await writeNativeHome(native);
   const settings = await loadSettings({
     env,
     defaults: { https_port: DEFAULT_HTTPS_PORT },
-    overrides: {
-      config_dir: home.config,
-      upstreams: { app: `unix:${home.appSocket}`, sidecar: `unix:${home.sidecarSocket}` },
-      auth_cache: { control_socket: home.controlSocket },
-    },
+    overrides: nativeOverrides(native),
   });
+  await repairDefaultConf(native, say);
   const worker = await nginxWorkerAccount();
   const errorLog = join(home.logs, 'nginx-error.log');
   const accessLog = join(home.logs, 'nginx-access.log');
@@ -101,6 +116,7 @@ export async function startNativeGateway({
     ...(worker ? { user: worker.user } : {}),
     nginx,
     ...(env.GATEWAY_HTTPS_PORT ? { expectedHttpsPort: Number(env.GATEWAY_HTTPS_PORT) } : {}),
+    native,
   });
   if (proxy.written.length > 0) say(`Configuration written: ${proxy.written.join(', ')}`);
   for (const line of renewalLines(proxy)) say(`Certificate ${line}`);
@@ -112,7 +128,7 @@ export async function startNativeGateway({
   // `run/<name>.down` holds a role down (e.g. to watch the gateway fail closed without its
   // sidecar); a hold does not outlive the run.
   const downFile = (name: string) => join(home.run, `${name}.down`);
-  const roles = ['postgres', 'sidecar', 'app', 'nginx'];
+  const roles = ['postgres', 'sidecar', ...(ownApp ? [] : ['app']), 'nginx'];
   const clearHolds = () => Promise.all(roles.map((name) => rm(downFile(name), { force: true })));
   await clearHolds();
   const supervisor = new Supervisor({
@@ -135,7 +151,8 @@ export async function startNativeGateway({
       env: childEnv,
       logFile: join(home.logs, `${name}.log`),
       pidFile: join(home.run, `${name}.pid`),
-      showLine: (line) => line.startsWith('NEWLY GENERATED'),
+      // The bootstrap key, the engine's password, and why no key was made (the lock).
+      showLine: (line) => line.startsWith('NEWLY GENERATED') || line === REFUSED_LINE,
     });
   /** Ready when the socket answers; then the workers may connect to it. */
   const socketReady = async (socket: string, path: string, c: Child, timeoutMs: number) => {
@@ -181,19 +198,18 @@ export async function startNativeGateway({
         }),
       ready: (c) => socketReady(home.sidecarSocket, '/healthz', c, 60_000),
     };
-    const engineEnv: NodeJS.ProcessEnv = { ...env, ENGINE_SOCKET: home.appSocket };
-    if (!engineEnv.ENGINE_ADMIN_PASSWORD) {
-      engineEnv.ENGINE_ADMIN_PASSWORD = randomBytes(18).toString('base64url');
-      say(
-        `NEWLY GENERATED ENGINE ADMIN PASSWORD for ${env.ENGINE_ADMIN_USER || 'admin'}: ${engineEnv.ENGINE_ADMIN_PASSWORD}`,
+    if (ownApp) {
+      say(`Application: ${ownApp} (GATEWAY_APP_UPSTREAM; the bundled engine is not started)`);
+      await supervisor.start(sidecar);
+    } else {
+      const app = await engineService(home, env, say, (childEnv) =>
+        child('app', node, [dist('engine/main.js')], childEnv),
       );
+      await Promise.all([
+        supervisor.start(sidecar),
+        supervisor.start({ ...app, ready: (c) => socketReady(home.appSocket, '/api', c, 30_000) }),
+      ]);
     }
-    const app: ServiceSpec = {
-      name: 'app',
-      spawn: () => child('app', node, [dist('engine/main.js')], engineEnv),
-      ready: (c) => socketReady(home.appSocket, '/api', c, 30_000),
-    };
-    await Promise.all([supervisor.start(sidecar), supervisor.start(app)]);
     await supervisor.start({
       name: 'nginx',
       spawn: () => {
@@ -222,6 +238,46 @@ export async function startNativeGateway({
     failed: supervisor.failed,
     killNow: () => supervisor.killNow(),
   };
+}
+
+/**
+ * The bundled engine, with its administrator's password: ENGINE_ADMIN_PASSWORD, or the one
+ * generated at the home's first start and kept there (printed that once, like the bootstrap key).
+ */
+async function engineService(
+  home: GatewayHome,
+  env: NodeJS.ProcessEnv,
+  say: (line: string) => void,
+  spawn: (env: NodeJS.ProcessEnv) => Child,
+): Promise<Pick<ServiceSpec, 'name' | 'spawn'>> {
+  const engineEnv: NodeJS.ProcessEnv = { ...env, ENGINE_SOCKET: home.appSocket };
+  if (!engineEnv.ENGINE_ADMIN_PASSWORD) {
+    const kept = await enginePassword(home.root);
+    engineEnv.ENGINE_ADMIN_PASSWORD = kept.password;
+    const user = env.ENGINE_ADMIN_USER || 'admin';
+    say(
+      kept.fresh
+        ? `NEWLY GENERATED ENGINE ADMIN PASSWORD for ${user}: ${kept.password} (kept in ${kept.file})`
+        : `Engine admin ${user}: the password printed at the first start (kept in ${kept.file})`,
+    );
+  }
+  return { name: 'app', spawn: () => spawn(engineEnv) };
+}
+
+/**
+ * A default.conf that names other sockets or another app than this run's (rendered for
+ * containers, or GATEWAY_APP_UPSTREAM changed) would have nginx refuse every caller with 503:
+ * those lines, and only those, are pointed at this run's, and the output says which.
+ */
+async function repairDefaultConf(native: NativeHome, say: (line: string) => void): Promise<void> {
+  const path = join(native.configDir, LAYOUT.defaultConf);
+  const text = await readFile(path, 'utf8').catch(() => null);
+  if (text === null) return;
+  const repaired = repairNativeConf(text, native);
+  if (repaired.changes.length === 0) return;
+  await replaceFile(path, repaired.text);
+  say(`Repaired ${path} for this native run (other lines kept):`);
+  for (const change of repaired.changes) say(`  ${change}`);
 }
 
 /** How an operator reaches a listen address: a URL, or `unix:/path`. */

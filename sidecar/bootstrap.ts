@@ -35,6 +35,12 @@ export const LOCKED_MESSAGE =
   'PUT /v1/management/settings {"bootstrap_locked": false} with one.';
 
 /**
+ * The line a refused mint prints on stdout, beside the log's warning: where the key line would
+ * have been (the native run's terminal, a container's log), not only in the JSON log.
+ */
+export const REFUSED_LINE = `NO API KEY GENERATED: ${LOCKED_MESSAGE}`;
+
+/**
  * Spec 5.2: with `API_KEY_CREATE` exactly "true", every start creates a fresh admin client
  * and prints its key once on stdout. Any other value (unset, "false", "TRUE", "1") does nothing.
  * The bootstrap lock (PUT /v1/management/settings) stops it while an admin client exists;
@@ -51,6 +57,7 @@ export async function createBootstrapKeyIfAsked(
     const adminCount = await store.countAdmins(clock());
     if (adminCount > 0) {
       log.warn(LOCKED_MESSAGE, { reason: 'bootstrap_locked', admin_clients: adminCount });
+      print(REFUSED_LINE);
       await onRefuse?.({ reason: 'bootstrap_locked', adminCount });
       return null;
     }

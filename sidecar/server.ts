@@ -1,5 +1,6 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type pg from 'pg';
+import { SIDECAR_PROBE } from '../common/contract.js';
 import { TransactionalChanges } from './audit/audited-change.js';
 import { ApiKeyVerifier } from './auth/api-key-verifier.js';
 import { type AuthObserver, NO_OBSERVER } from './auth/auth-observer.js';
@@ -12,6 +13,7 @@ import { ClientStore } from './clients/client-store.js';
 import type { RecordStreams } from './clients/list-thread.js';
 import { asciiJson, INTERNAL_ERROR_BODY } from './errors/api-error.js';
 import { acceptAuthFrames } from './frames/frame-listener.js';
+import { SIDECAR_INSTANCE } from './instance.js';
 import type { Logger } from './log.js';
 import { createManagementApp } from './management/app.js';
 import type { SidecarMetrics } from './metrics/sidecar-metrics.js';
@@ -84,6 +86,10 @@ export function createSidecarServer({
         if (!res.headersSent) sendJson(res, 500, asciiJson(INTERNAL_ERROR_BODY));
         else res.destroy();
       });
+      return;
+    }
+    if (url === SIDECAR_PROBE.path) {
+      sendJson(res, 200, JSON.stringify({ instance: SIDECAR_INSTANCE }));
       return;
     }
     if (url === '/healthz') {
