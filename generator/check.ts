@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { certificateProblems } from './certificate-check.js';
 import { LAYOUT } from './layout.js';
-import { type NativeHome, nativeConfProblems } from './native-home.js';
+import { type NativePlaces, nativeConfProblems } from './native-home.js';
 import { findNginx, testNginxConfig } from './nginx-binary.js';
 import type { Settings } from './settings-schema.js';
 
@@ -12,7 +12,7 @@ export interface CheckOptions {
   /** The clock for certificate validity (tests freeze it). */
   now?: Date;
   /** The native run this directory is for, when it is a native home's: where it will run. */
-  native?: NativeHome | null;
+  native?: NativePlaces | null;
 }
 
 export interface CheckReport {

@@ -5,7 +5,7 @@ import { checkConfigDir } from './check.js';
 import { type ConfigDirResult, ensureConfigDir, renderConfigDir } from './config-dir.js';
 import { GeneratorError } from './errors.js';
 import { nginxArgs, writeMainConf } from './main-conf.js';
-import { nativeOverrides, readNativeHome } from './native-home.js';
+import { nativeDefaults, nativeOverrides, readNativeHome } from './native-home.js';
 import { prepareProxy } from './prepare.js';
 import { describeChanges, renderChanges } from './render-changes.js';
 import { loadSettings, SETTINGS_ENV, SETTINGS_FILE_ENV } from './settings.js';
@@ -105,7 +105,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         const settings = await loadSettings({
           file,
           env: io.env,
-          defaults: { config_dir: dir },
+          defaults: native ? nativeDefaults(native) : { config_dir: dir },
           ...(native ? { overrides: nativeOverrides(native) } : {}),
         });
         if (native)
@@ -142,7 +142,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         const settings = await loadSettings({
           file,
           env: io.env,
-          defaults: { config_dir: dir },
+          defaults: native ? nativeDefaults(native) : { config_dir: dir },
           ...(native ? { overrides: nativeOverrides(native) } : {}),
         });
         const nginx = values.nginx === undefined ? undefined : resolve(io.cwd, values.nginx);

@@ -53,8 +53,10 @@ export {
 export {
   NATIVE_HOME_FILE,
   type NativeHome,
+  type NativePlaces,
   type NativeRepair,
   nativeConfProblems,
+  nativeDefaults,
   nativeOverrides,
   readNativeHome,
   repairNativeConf,

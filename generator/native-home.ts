@@ -17,7 +17,12 @@ export interface NativeHome {
   /** `unix:/…/run/app.sock`, or the operator's application (GATEWAY_APP_UPSTREAM). */
   app: string;
   controlSocket: string;
+  /** The HTTPS port it listened on last (8443 unless GATEWAY_HTTPS_PORT): render's default. */
+  httpsPort: number;
 }
+
+/** Where the native run's processes are: what default.conf must name. */
+export type NativePlaces = Omit<NativeHome, 'httpsPort'>;
 
 export const NATIVE_HOME_FILE = 'native-home.json';
 
@@ -44,8 +49,13 @@ export async function readNativeHome(configDir: string): Promise<NativeHome | nu
   }
 }
 
+/** What a render for the native home starts from, below the settings file and the variables. */
+export function nativeDefaults(home: NativeHome) {
+  return { config_dir: home.configDir, https_port: home.httpsPort };
+}
+
 /** The settings the native run always renders with (over the file and the variables). */
-export function nativeOverrides(home: NativeHome) {
+export function nativeOverrides(home: NativePlaces) {
   return {
     config_dir: home.configDir,
     upstreams: { app: home.app, sidecar: home.sidecar },
@@ -57,7 +67,7 @@ export function nativeOverrides(home: NativeHome) {
  * Where `default.conf` sends nginx differs from where the native run's processes are: each
  * difference, naming the file, the line and what the run needs. Empty when they agree.
  */
-export function nativeConfProblems(defaultConf: string, home: NativeHome): string[] {
+export function nativeConfProblems(defaultConf: string, home: NativePlaces): string[] {
   const file = join(home.configDir, LAYOUT.defaultConf);
   const facts = readServerConf(defaultConf);
   const problems: string[] = [];
@@ -96,7 +106,7 @@ export interface NativeRepair {
  * does this at start (GATEWAY_APP_UPSTREAM may name another app than the last run's; a file
  * rendered for containers names container paths) and says what it changed.
  */
-export function repairNativeConf(defaultConf: string, home: NativeHome): NativeRepair {
+export function repairNativeConf(defaultConf: string, home: NativePlaces): NativeRepair {
   const changes: string[] = [];
   const wanted: Record<string, string> = {
     [UPSTREAM_NAMES.sidecar]: home.sidecar,

@@ -8,7 +8,7 @@ import { ensureConfigDir } from './config-dir.js';
 import { formatProblems, GeneratorError } from './errors.js';
 import { LAYOUT } from './layout.js';
 import { type MainConfOptions, nginxArgs, writeMainConf } from './main-conf.js';
-import type { NativeHome } from './native-home.js';
+import type { NativePlaces } from './native-home.js';
 import { readServerConf } from './rendered-conf.js';
 import type { Settings } from './settings-schema.js';
 
@@ -27,7 +27,7 @@ export interface PrepareOptions {
   /** The HTTPS port the operator asked for (GATEWAY_HTTPS_PORT): a file that says otherwise is an error. */
   expectedHttpsPort?: number;
   /** The native run's sockets and app: a default.conf that names others is an error. */
-  native?: NativeHome;
+  native?: NativePlaces;
 }
 
 /** What starting the proxy needs, read from the files as they are (hand edits included). */

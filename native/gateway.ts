@@ -8,7 +8,7 @@ import { replaceFile } from '../generator/file-writes.js';
 import {
   detectModules,
   loadSettings,
-  type NativeHome,
+  type NativePlaces,
   nativeOverrides,
   nginxHasLua,
   type PreparedProxy,
@@ -88,14 +88,12 @@ export async function startNativeGateway({
   }
   // GATEWAY_APP_UPSTREAM: the operator's application instead of the bundled engine.
   const ownApp = nativeAppUpstream(env.GATEWAY_APP_UPSTREAM);
-  const native: NativeHome = {
+  const native: NativePlaces = {
     configDir: home.config,
     sidecar: `unix:${home.sidecarSocket}`,
     app: ownApp ?? `unix:${home.appSocket}`,
     controlSocket: home.controlSocket,
   };
-  // For `gateway-config render` and `check` on this directory: where it runs.
-  await writeNativeHome(native);
   const settings = await loadSettings({
     env,
     defaults: { https_port: DEFAULT_HTTPS_PORT },
@@ -118,6 +116,8 @@ export async function startNativeGateway({
     ...(env.GATEWAY_HTTPS_PORT ? { expectedHttpsPort: Number(env.GATEWAY_HTTPS_PORT) } : {}),
     native,
   });
+  // For `gateway-config render` and `check` on this directory: where it runs.
+  await writeNativeHome({ ...native, httpsPort: proxy.httpsPort });
   if (proxy.written.length > 0) say(`Configuration written: ${proxy.written.join(', ')}`);
   for (const line of renewalLines(proxy)) say(`Certificate ${line}`);
   if (worker) {
@@ -269,7 +269,7 @@ async function engineService(
  * containers, or GATEWAY_APP_UPSTREAM changed) would have nginx refuse every caller with 503:
  * those lines, and only those, are pointed at this run's, and the output says which.
  */
-async function repairDefaultConf(native: NativeHome, say: (line: string) => void): Promise<void> {
+async function repairDefaultConf(native: NativePlaces, say: (line: string) => void): Promise<void> {
   const path = join(native.configDir, LAYOUT.defaultConf);
   const text = await readFile(path, 'utf8').catch(() => null);
   if (text === null) return;
