@@ -146,6 +146,63 @@ describe('gateway-config', () => {
     expect(run.stdout).toContain(`-c ${join(cwd, 'run', 'nginx.conf')}`);
   });
 
+  test('render over files that would change: refused with the lines it would drop; --force replaces and says so', async () => {
+    expect((await gatewayConfig(['render', 'out-edit'])).code).toBe(0);
+    const sslConf = join(cwd, 'out-edit', LAYOUT.sslConf);
+    const edited = (await readFile(sslConf, 'utf8')).replace(
+      /^ssl_protocols [^;]+;/m,
+      'ssl_protocols TLSv1.3;',
+    );
+    await writeFile(sslConf, edited);
+    // The same settings again: only the edit differs.
+    const refused = await gatewayConfig(['render', 'out-edit']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('nothing was written');
+    expect(refused.stderr).toContain(`${sslConf}:`);
+    expect(refused.stderr).toContain('- ssl_protocols TLSv1.3;');
+    expect(refused.stderr).toMatch(/\+ ssl_protocols TLSv1\.2 TLSv1\.3;/);
+    expect(await readFile(sslConf, 'utf8')).toBe(edited);
+
+    const forced = await gatewayConfig(['render', 'out-edit', '--force']);
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toContain('- ssl_protocols TLSv1.3;');
+    expect(await readFile(sslConf, 'utf8')).not.toBe(edited);
+    // Unchanged files are no reason to refuse.
+    expect((await gatewayConfig(['render', 'out-edit'])).code).toBe(0);
+  });
+
+  test('a native home: render keeps its sockets, check names a default.conf that lost them', async () => {
+    const config = join(cwd, 'home', 'config');
+    const home = {
+      configDir: config,
+      sidecar: `unix:${join(cwd, 'home/run/sidecar.sock')}`,
+      app: '127.0.0.1:3000',
+      controlSocket: join(cwd, 'home/run/nginx-control.sock'),
+      httpsPort: 8443,
+    };
+    await gatewayConfig(['ensure', config]);
+    // A default.conf for containers, as render wrote it before it knew native homes.
+    const containerConf = await readFile(join(config, LAYOUT.defaultConf), 'utf8');
+    await writeFile(join(cwd, 'home', 'native-home.json'), JSON.stringify(home));
+    const check = await gatewayConfig(['check', config]);
+    expect(check.code).toBe(1);
+    expect(check.stderr).toContain(
+      `the sidecar (upstream gateway_sidecar) is 127.0.0.1:8081, but the native run's sidecar is at ${home.sidecar}`,
+    );
+    expect(check.stderr).toContain('the app (upstream gateway_app) is 127.0.0.1:8080');
+    expect(check.stderr).toContain(`gateway-config render ${config} --force`);
+
+    const render = await gatewayConfig(['render', config, '--force']);
+    expect(render.code).toBe(0);
+    expect(render.stdout).toContain("native home's configuration");
+    const conf = await readFile(join(config, LAYOUT.defaultConf), 'utf8');
+    expect(conf).not.toBe(containerConf);
+    expect(conf).toContain(`server ${home.sidecar};`);
+    expect(conf).toContain('server 127.0.0.1:3000;');
+    expect(conf).toContain(`listen "unix:${home.controlSocket}";`);
+    expect(conf).toContain('listen 8443 ssl');
+  });
+
   test('usage errors exit 2', async () => {
     expect((await gatewayConfig(['render'])).code).toBe(2);
     expect((await gatewayConfig(['publish', 'out'])).code).toBe(2);
