@@ -139,6 +139,8 @@ describe('readServerConf', () => {
       httpsPort: 8443,
       listenPorts: [80, 8443, 9443],
       unixSockets: ['/run/a b/nginx.sock'],
+      upstreams: {},
+      sidecarVariable: null,
     });
     expect(readServerConf('server {\n    listen 80;\n}').httpsPort).toBeNull();
   });

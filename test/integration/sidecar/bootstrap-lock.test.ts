@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import pg from 'pg';
 import { beforeAll, describe, expect, test } from 'vitest';
+import { REFUSED_LINE } from '../../../sidecar/bootstrap.js';
 import { freshDatabase } from '../../support/database.js';
 import { freePort } from '../../support/embedded-postgres.js';
 import { http } from '../../support/http.js';
@@ -104,10 +105,12 @@ describe('the bootstrap lock (PUT /v1/management/settings)', () => {
     });
     const admins = await adminCount();
 
-    // Restart, locked: no key line, a warning that says how to unlock, no new client.
+    // Restart, locked: no key line but the reason in its place (issue 42: where the operator
+    // looks), a warning in the log that says how to unlock, no new client.
     await startOnce(async ({ url, key, stdout, stderr }) => {
       expect(key).toBeNull();
-      expect(stdout).toBe('');
+      expect(stdout).toBe(`${REFUSED_LINE}\n`);
+      expect(stdout).toMatch(/^NO API KEY GENERATED: .*bootstrap lock is on/);
       const [warning, ...more] = warnings(stderr);
       expect(more).toEqual([]);
       expect(warning?.reason).toBe('bootstrap_locked');
