@@ -29,6 +29,18 @@ function gatewayConfig(args: string[]): Promise<{ code: number; out: string; err
   });
 }
 
+/** `npm run reload` for a home, as the README writes it; exit status and output. */
+function npmReload(home: string): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      'npm',
+      ['run', 'reload', '--silent'],
+      { cwd: ROOT, env: { ...process.env, GATEWAY_HOME: home } },
+      (error, out, err) => resolve({ code: error ? Number(error.code ?? 1) : 0, out, err }),
+    );
+  });
+}
+
 async function call(gateway: NativeGatewayProcess, path: string, key: string, method = 'GET') {
   return await http(`${gateway.loopbackUrl}${path}`, {
     method,
@@ -133,7 +145,13 @@ describe('a native home: render, check, readiness, restart', () => {
     // As a render for containers would have it: the sidecar at an address where none listens.
     await writeFile(defaultConf, good.replaceAll(sidecar, '127.0.0.1:9'));
     try {
-      process.kill((await gateway.pid('nginx'))!, 'SIGHUP'); // nginx's own reload
+      // `npm run reload` checks first and refuses, naming the cause ...
+      const refused = await npmReload(home);
+      expect(refused.code).toBe(1);
+      expect(refused.err).toContain('nothing reloaded');
+      expect(refused.err).toContain('the sidecar (upstream gateway_sidecar) is 127.0.0.1:9');
+      // ... while nginx's own reload takes it as it is.
+      process.kill((await gateway.pid('nginx'))!, 'SIGHUP');
       await until('readiness turns 503', async () => (await readyz(gateway)).status === 503);
       const answer = await readyz(gateway);
       expect(answer.json).toMatchObject({
@@ -146,8 +164,10 @@ describe('a native home: render, check, readiness, restart', () => {
       );
     } finally {
       await writeFile(defaultConf, good);
-      process.kill((await gateway.pid('nginx'))!, 'SIGHUP');
     }
+    const reloaded = await npmReload(home);
+    expect(reloaded.code, reloaded.err).toBe(0);
+    expect(reloaded.out).toMatch(/nginx \(pid \d+\) reloads/);
     await until('ready again', async () => (await readyz(gateway)).status === 200);
   });
 
