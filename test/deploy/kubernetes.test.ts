@@ -158,4 +158,32 @@ describe('deploy/kubernetes', () => {
     );
     expect(metricsRule?.from?.length).toBeGreaterThan(0);
   });
+
+  test('the NetworkPolicy lets the pods reach the documented application upstream, and nothing else on its port', async () => {
+    const settings = await loadSettings({ file: join(DIR, 'gateway.yaml'), env: {} });
+    // upstreams.app is a Service name and port in the namespace (docs/kubernetes.md, step 2).
+    const app = /^([a-z0-9-]+):(\d+)$/.exec(settings.upstreams.app);
+    expect(app, settings.upstreams.app).not.toBeNull();
+    const [, service, port] = app!;
+    type Rule = {
+      to?: Array<{
+        podSelector?: { matchLabels: Record<string, string> };
+        namespaceSelector?: unknown;
+      }>;
+      ports: Array<{ port: number }>;
+    };
+    const policy = manifests.find(
+      (m) => m.kind === 'NetworkPolicy' && m.metadata.name === 'gateway',
+    ) as unknown as { spec: { egress: Rule[] } };
+    const rules = policy.spec.egress.filter((rule) =>
+      rule.ports.some((p) => p.port === Number(port)),
+    );
+    expect(rules).toHaveLength(1);
+    // Pods of this namespace with the label the page names for the Service's pods.
+    const labels = { 'app.kubernetes.io/name': service! };
+    expect(rules[0]!.to).toEqual([{ podSelector: { matchLabels: labels } }]);
+    const page = readFileSync(join(ROOT, 'docs/kubernetes.md'), 'utf8');
+    expect(page).toContain(`labelled \`app.kubernetes.io/name: ${service}\` on port ${port}`);
+    expect(page).toContain(`default \`${settings.upstreams.app}\``);
+  });
 });
