@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify, stripVTControlCharacters } from 'node:util';
@@ -93,4 +93,37 @@ test("the example's own test passes against the installed package", async () => 
     );
   });
   expect(stripVTControlCharacters(result.stdout)).toMatch(/Tests\s+3 passed \(3\)/);
+}, 300_000);
+
+test("the README's install command works in an empty project (issue 42)", async () => {
+  const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+  const line =
+    /^npm install --save-dev \/path\/to\/(\S+\.tgz) testcontainers@11 vitest@3(?=\s)/m.exec(readme);
+  expect(line, 'the install line of "Testing your application"').not.toBeNull();
+  const [command, tarball] = line! as unknown as [string, string];
+  expect((await readdir(work)).includes(tarball), `npm pack made ${tarball}`).toBe(true);
+  const project = join(work, 'readme-project');
+  await mkdir(project);
+  await run('npm', ['init', '-y'], { cwd: project });
+  // The README's line as written, with /path/to/ the folder npm pack wrote into.
+  const args = command.replace('/path/to/', `${work}/`).split(' ').slice(1);
+  await run('npm', args, { cwd: project, maxBuffer: 16 * 1024 * 1024 });
+  const manifest = JSON.parse(await readFile(join(project, 'package.json'), 'utf8')) as {
+    devDependencies: Record<string, string>;
+  };
+  expect(Object.keys(manifest.devDependencies).sort()).toEqual([
+    'authenticating-gateway',
+    'testcontainers',
+    'vitest',
+  ]);
+  const { stdout } = await run(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      "console.log(typeof (await import('authenticating-gateway/testcontainers')).GatewayContainer)",
+    ],
+    { cwd: project },
+  );
+  expect(stdout.trim()).toBe('function');
 }, 300_000);
