@@ -1,13 +1,16 @@
-import { resolve } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { RENEW_WITHIN_DAYS } from './certificate-renewal.js';
 import { checkConfigDir } from './check.js';
 import { type ConfigDirResult, ensureConfigDir, renderConfigDir } from './config-dir.js';
 import { GeneratorError } from './errors.js';
+import { LAYOUT } from './layout.js';
 import { nginxArgs, writeMainConf } from './main-conf.js';
 import { nativeDefaults, nativeOverrides, readNativeHome } from './native-home.js';
 import { prepareProxy } from './prepare.js';
 import { describeChanges, renderChanges } from './render-changes.js';
+import { readServerConf } from './rendered-conf.js';
 import { loadSettings, SETTINGS_ENV, SETTINGS_FILE_ENV } from './settings.js';
 
 export const USAGE = `Usage: gateway-config <command> <dir> [options]
@@ -147,6 +150,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         });
         const nginx = values.nginx === undefined ? undefined : resolve(io.cwd, values.nginx);
         const report = await checkConfigDir(dir, settings, { nginx, native });
+        if (!native) report.notes.push(...(await placesNote(dir)));
         for (const note of report.notes) io.out(`note: ${note}`);
         if (report.problems.length === 0) {
           io.out(`${dir}: OK${report.nginxTested ? ' (nginx -t passed)' : ''}`);
@@ -205,6 +209,19 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.err(`gateway-config: ${(err as Error).message}`);
     return 1;
   }
+}
+
+/**
+ * Outside a native home, where the sidecar and the control socket are is known only where
+ * nginx will run (a container, a pod): say what was not verified, and what verifies it live.
+ */
+async function placesNote(dir: string): Promise<string[]> {
+  const text = await readFile(join(dir, LAYOUT.defaultConf), 'utf8').catch(() => null);
+  if (text === null) return [];
+  const facts = readServerConf(text);
+  return [
+    `not verified here: the sidecar at ${facts.upstreams.gateway_sidecar ?? '(none)'} and the control socket ${facts.unixSockets[0] ?? '(none)'} must be reachable where nginx runs; there, the sidecar's /readyz is 503 SIDECAR_UNREACHABLE_FROM_NGINX while they are not`,
+  ];
 }
 
 function parse(argv: string[]) {

@@ -4,7 +4,9 @@ import { acquireLock } from './lock.js';
 
 /**
  * `npm start`: the whole gateway as local processes, state under GATEWAY_HOME (default
- * `.gateway/`). Prints one line with the HTTPS URL when ready; Ctrl-C stops everything.
+ * `.gateway/`). Prints one line with the HTTPS URL when ready; Ctrl-C stops everything, and so
+ * does SIGTERM or SIGINT to the npm process: `npm start` execs this process, so the signal npm
+ * forwards lands here, not in a shell that would die and leave the children running.
  */
 async function main(): Promise<void> {
   const home = await prepareHome(gatewayHome(process.env.GATEWAY_HOME || '.gateway'));
