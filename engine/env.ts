@@ -9,7 +9,8 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   ENGINE_PORT: 'port to listen on (default 8080)',
   ENGINE_SOCKET: 'a unix socket path to listen on instead of host and port',
   ENGINE_ADMIN_USER: 'name of the first administrator (default admin)',
-  ENGINE_ADMIN_PASSWORD: 'its password; when unset, one is generated and printed once',
+  ENGINE_ADMIN_PASSWORD:
+    'its password; when unset, one is generated and printed at this start (the engine keeps no state: a new one at each start)',
   ENGINE_API_VERSIONS:
     'native version of each supported major, comma-separated (default 2.1.0,1.2.0)',
   ENGINE_SESSION_IDLE_SECONDS: 'idle time after which a session expires (default 1800)',

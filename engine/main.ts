@@ -7,7 +7,8 @@ import { formatVersion } from './versions.js';
 async function main(): Promise<void> {
   const engine = await startEngine(optionsFromEnv(process.env));
   if (engine.generatedAdminPassword !== undefined) {
-    // One line, printed once, so an operator (or a test) can pick it out of the log.
+    // One line, so an operator (or a test) can pick it out of the log. The engine keeps no
+    // state: the native run generates one password per home and passes it in instead.
     process.stdout.write(
       `NEWLY GENERATED ENGINE ADMIN PASSWORD for ${engine.adminUser}: ${engine.generatedAdminPassword}\n`,
     );
