@@ -8,8 +8,9 @@
  * never-seen keys during list-alls of 10^5 clients, and the second pair for revocation), and
  * nginx copies derived from their configurations: A's and B's with authentication off (the
  * baselines), B's with its decision cache off. Drives load over loopback with wrk, prints the
- * table and writes it as JSON under bench/results/. Bounded by --budget seconds (default 320):
- * the memory phase takes what is left, and a watchdog stops everything if anything hangs.
+ * table and writes it as JSON under bench/output/ (ignored by git; bench/reference/ keeps one
+ * run per machine kind). Bounded by --budget seconds (default 320): the memory phase takes what
+ * is left, and a watchdog stops everything if anything hangs.
  * Everything started is stopped and the temporary directory removed, however the run ends.
  */
 import { chmod, mkdtemp, rm } from 'node:fs/promises';

@@ -38,7 +38,7 @@ export interface BenchOptions {
   memoryRequests: number;
   /** The run ends (memory phase cut short) so that everything is stopped by this many seconds. */
   budgetSeconds: number;
-  /** Where results go: `<out>/<timestamp>.json`. */
+  /** Where results go: `<out>/<timestamp>.json` (default bench/output/, ignored by git). */
   outDir: string;
 }
 
@@ -124,7 +124,7 @@ export const USAGE = `npm run bench -- [--quick] [--out DIR] ${Object.keys(NUMER
 export function parseOptions(argv: string[], packageRoot: string): BenchOptions {
   const options: BenchOptions = {
     ...(argv.includes('--quick') ? QUICK : FULL),
-    outDir: join(packageRoot, 'bench', 'results'),
+    outDir: join(packageRoot, 'bench', 'output'),
   };
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i]!;

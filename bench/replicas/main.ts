@@ -6,7 +6,7 @@
  *      maintenance), and straight to one pair: the balancer's cost;
  *   2. revocation on every pair: the worst and median of 100 deletes, one at a time;
  *   3. requests failed during a rolling restart of every pair (at least 20,000 sent).
- * Prints a table, writes bench/results/replicas/<time>.json, and takes the stack down however
+ * Prints a table, writes bench/output/replicas/<time>.json (ignored by git), and takes the stack down however
  * the run ends. A bench, not a test: nothing here is asserted.
  */
 
@@ -86,7 +86,7 @@ async function main(): Promise<void> {
       rollingRestart,
     };
     console.log(formatReplicas(result));
-    const file = await writeResults(join(ROOT, 'bench/results/replicas'), startedAt, result);
+    const file = await writeResults(join(ROOT, 'bench/output/replicas'), startedAt, result);
     say(`written ${file}`);
   } finally {
     say('taking the stack down');

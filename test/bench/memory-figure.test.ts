@@ -12,8 +12,9 @@ const sample = (requests: number, sidecarA: number, at: string): MemorySample =>
   at,
 });
 
-// The samples of bench/results/2026-11-26T20-42-52-526Z.json (a fast machine: the engine rows
-// alone made 476k of the 1M requests).
+// The samples of the bench run of 2026-11-26T20:42 (its results file, bench/results/
+// 2026-11-26T20-42-52-526Z.json, is in git history; a fast machine: the engine rows alone made
+// 476k of the 1M requests).
 const before = [
   sample(0, 84.6, 'started'),
   sample(475_908, 72.0, 'throughput'),
