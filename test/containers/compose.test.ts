@@ -127,7 +127,7 @@ describe('docker-compose.yml', () => {
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers['x-request-id']).toMatch(/^[0-9a-f]{32}$/);
 
-    // The README's look at the metrics, inside the gateway container (published nowhere):
+    // docs/operating.md's look at the metrics, inside the gateway container (published nowhere):
     // ready, and nginx's Lua counters reach the sidecar through the shared control socket.
     const inGateway = (path: string) =>
       compose([

@@ -19,8 +19,10 @@ function filesUnder(dir: string): string[] {
 }
 
 const DOCS = filesUnder('docs');
-/** The Markdown whose links are checked: the README, everything under docs/, the engine's README. */
-const MARKDOWN = ['README.md', 'engine/README.md', ...DOCS.filter((f) => f.endsWith('.md'))];
+/** The READMEs beside the code (the engine's, the bench's method notes). */
+const READMES = ['engine/README.md', 'bench/README.md'];
+/** The Markdown whose links are checked: the README, everything under docs/, the other READMEs. */
+const MARKDOWN = ['README.md', ...READMES, ...DOCS.filter((f) => f.endsWith('.md'))];
 
 /** A path into the folder beside the clone, or into the files that lived there. */
 const SIBLING_FOLDER =
@@ -163,17 +165,14 @@ describe('the documentation stands on its own', () => {
     expect(MARKDOWN.filter((f) => f.startsWith('docs/decisions/')).length).toBeGreaterThan(10);
   });
 
-  test.each(['README.md', 'engine/README.md', ...DOCS])(
-    '%s does not point at ../shared',
-    (file) => {
-      const text = readFileSync(join(ROOT, file), 'latin1');
-      const lines = text
-        .split('\n')
-        .map((line, i) => `${file}:${i + 1}: ${line}`)
-        .filter((line) => SIBLING_FOLDER.test(line.slice(line.indexOf(': ') + 2)));
-      expect(lines).toEqual([]);
-    },
-  );
+  test.each(['README.md', ...READMES, ...DOCS])('%s does not point at ../shared', (file) => {
+    const text = readFileSync(join(ROOT, file), 'latin1');
+    const lines = text
+      .split('\n')
+      .map((line, i) => `${file}:${i + 1}: ${line}`)
+      .filter((line) => SIBLING_FOLDER.test(line.slice(line.indexOf(': ') + 2)));
+    expect(lines).toEqual([]);
+  });
 
   test.each(MARKDOWN)('every relative link of %s resolves', (file) => {
     const problems = linksOf(readText(file)).flatMap(({ line, target }) => {
@@ -212,7 +211,8 @@ describe('the link check itself', () => {
     expect(why('../../shared/spec/gateway.md')).toBe('leads outside the repository');
     expect(why('../dist/sidecar/main.js')).toBe('leads into a folder a clone lacks');
     expect(why('architecture.md#no-such-heading')).toBe('no heading #no-such-heading');
-    expect(why('../README.md#the-miss-path')).toBeNull();
+    expect(why('../README.md#quick-start-fresh-debian-12-machine')).toBeNull();
+    expect(why('../bench/README.md#the-miss-path-rows')).toBeNull();
     expect(why('architecture.md#a-requests-path')).toBeNull();
     expect(why('decisions/')).toBeNull();
     expect(why('https://example.com/')).toBeNull();
