@@ -6,9 +6,11 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { launchNativeGateway, type NativeGatewayProcess } from '../support/native-gateway.js';
 
 // Issue 42: the README's "Using it" commands, followed in order as a reader follows them, work
-// as written. Every ```sh block from "## Using it" up to the next top-level section runs in one
-// bash, in a directory whose `.gateway` is the gateway's home, so `CA=.gateway/...` is the
-// README's own line. Only the port (a free one, not 8443) and the key placeholder change.
+// as written. Every ```sh block from "## Using it" up to the next top-level section, then every
+// one of docs/managing-clients.md (where "Using it" continues: expiry, rotation, audit, the
+// bootstrap lock, rate limits), runs in one bash, in a directory whose `.gateway` is the
+// gateway's home, so `CA=.gateway/...` is the README's own line. Only the port (a free one, not
+// 8443) and the key placeholder change.
 
 const ROOT = join(import.meta.dirname, '..', '..');
 let dir: string;
@@ -27,12 +29,15 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/** The shell blocks of a README section and its subsections, in order. */
-function shellBlocks(readme: string, heading: string): string[] {
-  const start = readme.indexOf(`\n${heading}\n`);
-  expect(start, heading).toBeGreaterThan(0);
-  const end = readme.indexOf('\n## ', start + heading.length + 1);
-  const section = readme.slice(start, end === -1 ? undefined : end);
+/** The shell blocks of a Markdown section and its subsections (without a heading: all), in order. */
+function shellBlocks(markdown: string, heading?: string): string[] {
+  let section = markdown;
+  if (heading !== undefined) {
+    const start = markdown.indexOf(`\n${heading}\n`);
+    expect(start, heading).toBeGreaterThan(0);
+    const end = markdown.indexOf('\n## ', start + heading.length + 1);
+    section = markdown.slice(start, end === -1 ? undefined : end);
+  }
   return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
 }
 
@@ -49,7 +54,8 @@ function bash(script: string): Promise<{ code: number; out: string; err: string 
 
 test('"Using it" and its subsections run in order without one error answer', async () => {
   const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
-  const blocks = shellBlocks(readme, '## Using it');
+  const managing = await readFile(join(ROOT, 'docs/managing-clients.md'), 'utf8');
+  const blocks = [...shellBlocks(readme, '## Using it'), ...shellBlocks(managing)];
   expect(blocks.length).toBeGreaterThanOrEqual(6);
   const placeholder = 'KEY=<the NEWLY GENERATED API KEY>';
   expect(blocks[0]).toContain(placeholder);
