@@ -339,3 +339,55 @@ export const ALLOWED_METHODS: readonly string[] = [
   'DELETE',
   'OPTIONS',
 ];
+
+/**
+ * The key table's replica in nginx (docs/decisions/20261127-key-table-replica.md): every API
+ * client's key record in a shared dict of its own, loaded by the sidecar when a pair starts and
+ * kept current by the change feed. A record is binary (`KEY_RECORD`); the dict's other keys
+ * (`state`, never an id: ids are digits) say how far nginx may trust it.
+ */
+export const KEY_TABLE = {
+  /** The shared dict; absent from default.conf: no replica (nginx asks as before). */
+  dict: 'gateway_key_table',
+  /** The control socket's location for the replica (GET: its state; POST: load, apply, drop). */
+  controlPath: '/key-table',
+  /** `set` in the control location: how long nginx decides from its replica without news. */
+  trustVariable: '$key_table_trust_s',
+  state: {
+    /** Unix time (s) until which held records are trusted; absent or past: not complete. */
+    trustedUntil: '#trusted_until',
+    /** Unix time (s) until which an id the replica does not hold is refused as nobody's. */
+    liveUntil: '#live_until',
+    /** `<epoch>:<position>` of the change feed the replica reflects. */
+    position: '#position',
+    /** `loading` or `complete`; absent: empty. */
+    phase: '#phase',
+    /** Present (true) once a record could not be stored: ids not held are asked about. */
+    full: '#full',
+    /** Records held (a number kept by the Lua code). */
+    records: '#records',
+    /** Seconds the last full load took, and when it completed (Unix time). */
+    loadSeconds: '#load_s',
+    loadedAt: '#loaded_at',
+  },
+  /** How long after the sidecar's last word an unknown id is still refused by nginx alone. */
+  liveSeconds: 5,
+} as const;
+
+/**
+ * A key record in the replica: bytes, not text, so a client costs one 128-byte slab of shared
+ * memory (docs/decisions/20261127-key-table-replica.md). Read by lua/gateway/key_table.lua and
+ * the nginx module; written by sidecar/replica/key-record-bytes.ts.
+ *   byte 1: the format (`version`); byte 2: `flags`
+ *   [32 bytes: SHA-256 of the current secret]          when flags has `key`
+ *   [32 bytes: SHA-256 of a rotated-out secret,
+ *    1 byte n, n bytes: its grace end (Unix s, text)]   when flags has `previous`
+ *   [1 byte n, n bytes: expiry (Unix s, text)]          when flags has `expires`
+ *   [1 byte n, n bytes: `<requests> <per_seconds>`]     when flags has `limit`
+ *   the rest: the client's name, percent-encoded (as the identity header carries it)
+ */
+export const KEY_RECORD = {
+  version: 1,
+  flags: { admin: 1, key: 2, previous: 4, expires: 8, limit: 16 },
+  hashBytes: 32,
+} as const;

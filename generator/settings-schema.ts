@@ -181,6 +181,24 @@ export const authCacheSchema = z.strictObject({
   ).default('/run/gateway-control/nginx.sock'),
 });
 
+/**
+ * The key table's replica in nginx (docs/decisions/20261127-key-table-replica.md): every API
+ * client's key record in shared memory, loaded when the pair starts and kept current by the
+ * change feed.
+ */
+export const keyTableSchema = z.strictObject({
+  /** false: no replica; nginx decides from what it learnt, asking the sidecar as before. */
+  enabled: z.boolean().default(true),
+  /** Its shared memory: about 128 bytes per client (a name up to ~20 characters), 256 above. */
+  size: allowListed(ZONE_SIZE, 'a size such as 64m or 512k').default('64m'),
+  /**
+   * How long nginx keeps deciding known keys from its replica after its sidecar last said the
+   * change feed is live (the database or the sidecar away): past it, it fails closed as
+   * without a replica. A 10-minute database restart fits in the default.
+   */
+  trust_s: z.number().int().min(1).max(86_400).default(900),
+});
+
 export const timeoutsSchema = z.strictObject({
   /** How long nginx waits for the sidecar's answer before failing closed (503). */
   auth_ms: z.number().int().min(100).max(60_000).default(3_000),
@@ -243,6 +261,7 @@ export const settingsObjectSchema = z.strictObject({
   open_id_connect: openIdConnectSchema.prefault({}),
   tls: tlsSchema.prefault({}),
   auth_cache: authCacheSchema.prefault({}),
+  key_table: keyTableSchema.prefault({}),
   timeouts: timeoutsSchema.prefault({}),
   failure_budget: failureBudgetSchema.prefault({}),
   hsts_max_age_s: hstsMaxAge,
@@ -286,6 +305,7 @@ export const ALLOWED_KEYS: Record<string, string[]> = {
   open_id_connect: Object.keys(openIdConnectSchema.shape),
   tls: Object.keys(tlsSchema.shape),
   auth_cache: Object.keys(authCacheSchema.shape),
+  key_table: Object.keys(keyTableSchema.shape),
   timeouts: Object.keys(timeoutsSchema.shape),
   failure_budget: Object.keys(failureBudgetSchema.shape),
   console: Object.keys(consoleSchema.shape),

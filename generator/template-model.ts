@@ -4,6 +4,7 @@ import {
   DECISION_VARIABLES,
   FORWARDED_TO_SIDECAR,
   IDENTITY_FROM_SIDECAR,
+  KEY_TABLE,
   NGINX_MODULE,
   NGINX_NAMES,
   REQUEST_ID,
@@ -45,6 +46,8 @@ export interface DefaultConfModel {
   toggles: NameValue[];
   oidcOptions: NameValue[];
   decisionCache: DecisionCacheModel;
+  /** null: key_table.enabled is false. */
+  keyTable: KeyTableModel | null;
   /** `set <variable> ""`: identity variables, filled by the Lua access code on a "yes". */
   identityVariables: string[];
   /** `add_header ... always` on every answer of the HTTPS server (HSTS, the request id). */
@@ -130,6 +133,15 @@ export interface CallerAddressModel {
   from: string[];
   header: string;
   recursive: 'on' | 'off';
+}
+
+/** The key table's replica: its dict and the control location that loads it. */
+export interface KeyTableModel {
+  dict: string;
+  size: string;
+  controlPath: string;
+  /** `set $key_table_trust_s <n>` in the control location. */
+  trust: NameValue;
 }
 
 /** The decision cache in shared memory and the control endpoint that invalidates it. */
@@ -316,6 +328,14 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
         value: `"${settings.failure_budget.per_key_id} ${settings.failure_budget.per_address} ${settings.failure_budget.window_s}"`,
       },
     },
+    keyTable: settings.key_table.enabled
+      ? {
+          dict: KEY_TABLE.dict,
+          size: settings.key_table.size,
+          controlPath: KEY_TABLE.controlPath,
+          trust: { name: KEY_TABLE.trustVariable, value: String(settings.key_table.trust_s) },
+        }
+      : null,
     identityVariables: IDENTITY_FROM_SIDECAR.map(({ variable }) => variable),
     serverHeaders,
     hiddenUpstreamHeaders: [REQUEST_ID.header],

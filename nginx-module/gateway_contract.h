@@ -10,6 +10,15 @@
 #define GW_REVOCATIONS_DICT "gateway_revocations"
 #define GW_LIMITS_DICT "gateway_limits"
 #define GW_METRICS_DICT "gateway_metrics"
+#define GW_KEY_TABLE_DICT "gateway_key_table"
+#define GW_KEY_TABLE_TRUSTED_UNTIL "#trusted_until"
+#define GW_KEY_RECORD_VERSION 1
+#define GW_KEY_RECORD_ADMIN 1
+#define GW_KEY_RECORD_KEY 2
+#define GW_KEY_RECORD_PREVIOUS 4
+#define GW_KEY_RECORD_EXPIRES 8
+#define GW_KEY_RECORD_LIMIT 16
+#define GW_KEY_RECORD_HASH_BYTES 32
 #define GW_API_KEYS_VARIABLE "api_keys_enabled"
 #define GW_MAX_AGE_VARIABLE "auth_cache_max_age_ms"
 #define GW_DECISION_INPUTS_VARIABLE "gateway_decision_inputs"

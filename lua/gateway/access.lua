@@ -7,6 +7,7 @@ local budget = require("gateway.budget")
 local contract = require("gateway.contract")
 local cache = require("gateway.cache")
 local entry = require("gateway.entry")
+local key_table = require("gateway.key_table")
 local keying = require("gateway.keying")
 local keys = require("gateway.keys")
 local metrics = require("gateway.metrics")
@@ -90,6 +91,32 @@ end
 -- record, a cached decision. Returns true when it answered (a refusal, or a "yes" used); else
 -- the key a "yes" from the sidecar is to be cached under (nil: none) and whether the secret is
 -- known to be right.
+-- An API key against its key record, held in the key table (`held`) or learnt from an answer:
+-- refused, passed, or (management) known to be right. from_memory's results.
+local function from_record(admin, credential, key_id, secret, max_age_ms, rec, held)
+  local now = ngx.now()
+  local verdict = keys.verdict(rec, sha256.digest(secret), now)
+  if verdict ~= "pass" then
+    refusal.by_record(verdict, key_id)
+    return true
+  end
+  -- Admin decisions are never reused: management asks every time, a refusal above aside.
+  if admin then
+    return false, nil, true
+  end
+  counts.key_hit = counts.key_hit + 1
+  -- A learnt record past half its life, asked at most once a second per worker (this worker's
+  -- decoded copy keeps its age until it expires, whoever refreshed the shared one). A held
+  -- record has no life: the feed keeps it current.
+  if not held and now - rec.learnt_at >= max_age_ms / 2000
+      and now >= (rec.refresh_checked or 0) then
+    rec.refresh_checked = now + 1
+    sidecar.refresh(key_id, credential, max_age_ms)
+  end
+  use(rec.identity)
+  return true
+end
+
 local function from_memory(admin, credential, key_id, secret, max_age_ms)
   local var = ngx.var
   if not credential then
@@ -101,31 +128,25 @@ local function from_memory(admin, credential, key_id, secret, max_age_ms)
     end
     return false, nil, false
   end
+  if key_id then
+    -- The key table's replica first: while it is trusted it holds every client, and while the
+    -- feed is live an id it does not hold is nobody's (docs/decisions/20261127-key-table-replica.md).
+    local rec, nobody = key_table.lookup(key_id, ngx.now())
+    if rec then
+      return from_record(admin, credential, key_id, secret, max_age_ms, rec, true)
+    end
+    if nobody then
+      refusal.nobody()
+      return true
+    end
+  end
   if max_age_ms <= 0 then
     return false, nil, false
   end
   if key_id then
     local rec = keys.get(key_id)
     if rec then
-      local verdict = keys.verdict(rec, sha256.digest(secret), ngx.now())
-      if verdict ~= "pass" then
-        refusal.by_record(verdict, key_id)
-        return true
-      end
-      -- Admin decisions are never reused: management asks every time, a refusal above aside.
-      if admin then
-        return false, nil, true
-      end
-      counts.key_hit = counts.key_hit + 1
-      -- Past half its life, asked at most once a second per worker (this worker's decoded
-      -- copy keeps its age until it expires, whoever refreshed the shared one).
-      local now = ngx.now()
-      if now - rec.learnt_at >= max_age_ms / 2000 and now >= (rec.refresh_checked or 0) then
-        rec.refresh_checked = now + 1
-        sidecar.refresh(key_id, credential, max_age_ms)
-      end
-      use(rec.identity)
-      return true
+      return from_record(admin, credential, key_id, secret, max_age_ms, rec, false)
     end
   end
   if admin then

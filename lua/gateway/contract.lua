@@ -86,6 +86,27 @@ return {
     generation_s = 5,
     keep_s = 3600,
   },
+  key_table = {
+    dict = "gateway_key_table",
+    control_path = "/key-table",
+    trust_variable = "key_table_trust_s",
+    live_seconds = 5,
+    state = {
+      trusted_until = "#trusted_until",
+      live_until = "#live_until",
+      position = "#position",
+      phase = "#phase",
+      full = "#full",
+      records = "#records",
+      load_seconds = "#load_s",
+      loaded_at = "#loaded_at",
+    },
+  },
+  key_record = {
+    version = 1,
+    hash_bytes = 32,
+    flags = { admin = 1, key = 2, previous = 4, expires = 8, limit = 16 },
+  },
   answers = {
     bad_header = { status = 400, code = "BAD_HEADER", body = "{\"errors\":[{\"code\":\"BAD_HEADER\",\"message\":\"A request header contains control characters.\"}]}" },
     bad_header_line = { status = 400, code = "BAD_HEADER", body = "{\"errors\":[{\"code\":\"BAD_HEADER\",\"message\":\"A request header line is malformed (it needs a token name, then a colon).\"}]}" },

@@ -75,6 +75,58 @@ function M.usage()
   respond.json_data(require("gateway.usage").drain())
 end
 
+-- The key table's replica (gateway.key_table): GET its state; POST ?op=load&position=P (a new
+-- load from feed position P), ?op=apply&position=P[&complete=1] with lines of records
+-- (gateway.key_table.parse_line), ?op=drop. 409 for an apply with no load under way or done
+-- (nginx restarted: the sidecar loads it again), 400 for anything malformed.
+local POSITION = "^[0-9a-f]+:%d+$"
+local NO_KEY_TABLE = '{"errors":[{"code":"NOT_FOUND","message":"This nginx holds no key table."}]}'
+
+function M.key_table()
+  local key_table = require("gateway.key_table")
+  if not key_table.enabled then
+    -- A default.conf whose key table was taken out by hand: the sidecar then loads nothing.
+    return respond.json(404, NO_KEY_TABLE)
+  end
+  local method = ngx.req.get_method()
+  if method == "GET" then
+    return respond.json_data(key_table.state())
+  end
+  if method ~= "POST" then
+    return respond.json(405, contract.answers.method_not_allowed.body, { Allow = "GET, POST" })
+  end
+  local args = ngx.req.get_uri_args(10)
+  local op, position = args.op, args.position
+  if position ~= nil and (type(position) ~= "string" or not position:find(POSITION)) then
+    return respond.json(400, contract.answers.bad_request.body)
+  end
+  if op == "load" and position then
+    key_table.load(position)
+    return respond.json_data(key_table.state())
+  elseif op == "drop" then
+    key_table.drop()
+    return ngx.exit(204)
+  elseif op ~= "apply" then
+    return respond.json(400, contract.answers.bad_request.body)
+  end
+  ngx.req.read_body()
+  local body = ngx.req.get_body_data()
+  if body == nil and ngx.req.get_body_file() then
+    -- Larger than the location's buffer: refused rather than half applied.
+    return respond.json(413, contract.answers.bad_request.body)
+  end
+  local trust_s = tonumber(ngx.var[contract.key_table.trust_variable]) or 0
+  local state, why = key_table.apply(body, position, args.complete == "1", trust_s)
+  if not state then
+    if why == "empty" then
+      ngx.status = 409
+      return respond.json_data({ phase = "empty" })
+    end
+    return respond.json(400, contract.answers.bad_request.body)
+  end
+  return respond.json_data(state)
+end
+
 function M.invalidate_all()
   if not require_post() then
     return

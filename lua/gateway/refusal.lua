@@ -35,6 +35,16 @@ function M.missing_credentials()
   return refuse(answers.missing_credentials, { ["WWW-Authenticate"] = challenge() })
 end
 
+-- An id the complete key table does not hold (gateway.key_table): no client has it. Refused as
+-- cheaply as a request without a credential: no budget spent (nobody is asked, so a flood of
+-- random ids costs nothing a budget would save), counted as a failure under no client, as the
+-- sidecar counts a guessed id.
+function M.nobody()
+  counts.key_refused = counts.key_refused + 1
+  budget.count_failure(answers.invalid_api_key.code, nil)
+  return refuse(answers.invalid_api_key, { ["WWW-Authenticate"] = challenge() })
+end
+
 -- The sidecar's refusal, relayed: its status, JSON body and challenge headers.
 function M.relay(res)
   local headers = {}

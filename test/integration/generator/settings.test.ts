@@ -72,6 +72,7 @@ describe('defaults', () => {
         size: '10m',
         control_socket: '/run/gateway-control/nginx.sock',
       },
+      key_table: { enabled: true, size: '64m', trust_s: 900 },
       timeouts: { auth_ms: 3_000, upstream_read_s: 60 },
       failure_budget: { per_key_id: 20, per_address: 200, window_s: 60 },
       hsts_max_age_s: 31_536_000,

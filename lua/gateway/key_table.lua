@@ -1,0 +1,243 @@
+-- The key table's replica: every API client's key record in a shared dict of its own, loaded
+-- by the sidecar when the pair starts and kept current by the change feed, with no lifetime
+-- (docs/decisions/20261127-key-table-replica.md). While the sidecar keeps saying the feed is
+-- live, an id the replica does not hold belongs to nobody; past `trusted_until` (no word from
+-- the sidecar for key_table.trust_s) nothing here is used and nginx asks as before.
+-- Records are bytes (contract.key_record), never a secret: the hashes are what PostgreSQL stores.
+local contract = require("gateway.contract")
+local ratelimit = require("gateway.ratelimit")
+
+local M = {}
+
+local T = contract.key_table
+local R = contract.key_record
+local dict = ngx.shared[T.dict]
+local STATE = T.state
+local byte, sub = string.byte, string.sub
+local HASH = R.hash_bytes
+local F_ADMIN, F_KEY, F_PREVIOUS, F_EXPIRES, F_LIMIT =
+  R.flags.admin, R.flags.key, R.flags.previous, R.flags.expires, R.flags.limit
+local band = require("bit").band
+
+-- Whether default.conf declares the replica's dict (one from before it: nginx asks as before).
+M.enabled = dict ~= nil
+
+-- A length byte at `at`, then that many bytes of text: the text and where the next field
+-- starts, or nil past the value's end. A function of its own, not a closure in decode: a
+-- closure made per request (bytecode FNEW) stops LuaJIT from compiling the path.
+local function field(value, at, len)
+  local n = byte(value, at)
+  if not n or at + n > len then
+    return nil, at
+  end
+  return sub(value, at + 1, at + n), at + 1 + n
+end
+
+-- Pure: the record `value` of key id `id` as gateway.keys.verdict reads it, or nil for bytes
+-- that are not a record of this format (then the id is left to the sidecar).
+function M.decode(value, id)
+  local len = #value
+  if len < 2 or byte(value, 1) ~= R.version then
+    return nil
+  end
+  local flags = byte(value, 2)
+  local at = 3
+  local rec = { kind = "known" }
+  if band(flags, F_KEY) ~= 0 then
+    if at + HASH - 1 > len then
+      return nil
+    end
+    rec.hash = sub(value, at, at + HASH - 1)
+    at = at + HASH
+  end
+  if band(flags, F_PREVIOUS) ~= 0 then
+    if at + HASH - 1 > len then
+      return nil
+    end
+    rec.previous_hash = sub(value, at, at + HASH - 1)
+    at = at + HASH
+    local text
+    text, at = field(value, at, len)
+    rec.previous_until = tonumber(text)
+    if not rec.previous_until then
+      return nil
+    end
+  end
+  if band(flags, F_EXPIRES) ~= 0 then
+    local text
+    text, at = field(value, at, len)
+    rec.expires_at = tonumber(text)
+    if not rec.expires_at then
+      return nil
+    end
+  end
+  local limit = nil
+  if band(flags, F_LIMIT) ~= 0 then
+    local text
+    text, at = field(value, at, len)
+    limit = ratelimit.parse(text)
+    if not limit then
+      return nil
+    end
+  end
+  rec.identity = {
+    row = id,
+    client_id = id,
+    client_name = sub(value, at),
+    is_admin = band(flags, F_ADMIN) ~= 0 and "true" or "false",
+    method = "apk",
+    limit = limit,
+  }
+  return rec
+end
+
+-- What the replica says of key id `id` at Unix time `now`: the record it holds (a table for
+-- gateway.keys.verdict), or nil and whether that absence means "no client has this id" (true
+-- only while the replica is complete, trusted, live and has held every record it was sent).
+-- nil, false: the replica cannot tell; ask as before.
+function M.lookup(id, now)
+  if not dict then
+    return nil, false
+  end
+  local trusted = dict:get(STATE.trusted_until)
+  if not trusted or now >= trusted then
+    return nil, false
+  end
+  local value = dict:get(id)
+  if value then
+    local rec = M.decode(value, id)
+    return rec, false
+  end
+  local live = dict:get(STATE.live_until)
+  return nil, live ~= nil and now < live and not dict:get(STATE.full)
+end
+
+-- ---------------------------------------------------------------------------------------------
+-- The control socket's side (gateway.control): the sidecar loads and updates the replica.
+
+local warned_full = false
+
+local function state()
+  local s = {}
+  for name, key in pairs(STATE) do
+    s[name] = dict:get(key)
+  end
+  s.capacity_bytes = dict:capacity()
+  s.free_bytes = dict:free_space()
+  return s
+end
+
+-- GET: the replica's state as JSON-ready data.
+function M.state()
+  return state()
+end
+
+-- A new load starting at feed `position`: everything held is dropped (nothing is decided from
+-- the replica until the load completes).
+function M.load(position)
+  dict:flush_all()
+  dict:flush_expired()
+  dict:set(STATE.phase, "loading")
+  dict:set(STATE.position, position)
+  dict:set(STATE.records, 0)
+  ngx.update_time()
+  dict:set(STATE.loaded_at, ngx.now())
+  warned_full = false
+end
+
+-- The replica is dropped: nothing held, nothing decided from it.
+function M.drop()
+  dict:flush_all()
+  dict:flush_expired()
+end
+
+-- Stores the record `bytes` of `id` (nil: deletes it). A record that finds no room is not half
+-- kept: the id's old record goes too, and the replica is marked full, so ids it does not hold
+-- are asked about again instead of refused.
+local function put(id, bytes)
+  local existed = dict:get(id) ~= nil
+  if not bytes then
+    if existed then
+      dict:delete(id)
+      dict:incr(STATE.records, -1, 0)
+    end
+    return true
+  end
+  local ok, err = dict:safe_set(id, bytes)
+  if ok then
+    if not existed then
+      dict:incr(STATE.records, 1, 0)
+    end
+    return true
+  end
+  if existed then
+    dict:delete(id)
+    dict:incr(STATE.records, -1, 0)
+  end
+  if not dict:get(STATE.full) then
+    dict:set(STATE.full, true)
+  end
+  if not warned_full then
+    warned_full = true
+    ngx.log(ngx.ERR, "the key table is full (", err, "): ", dict:get(STATE.records),
+      " records held; ids not held are asked about. Raise key_table.size")
+  end
+  return false
+end
+
+-- Pure: one line of an apply body, "<id> <base64 record>" or "<id>" (a deletion) -> id, bytes
+-- (nil for a deletion); nil, "bad" for anything else.
+function M.parse_line(line)
+  local id, encoded = line:match("^([1-9]%d%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?) ?(.*)$")
+  if not id then
+    return nil, "bad"
+  end
+  if encoded == "" then
+    return id, nil
+  end
+  local bytes = ngx.decode_base64(encoded)
+  if not bytes or #bytes < 2 then
+    return nil, "bad"
+  end
+  return id, bytes
+end
+
+-- Applies `body` (lines, M.parse_line) and sets the replica's `position`; `complete`: the load
+-- is done. While complete, every apply also renews the trust (`trust_s`) and the liveness.
+-- Returns the state, or nil and why ("empty": no load under way or done; "bad": a malformed
+-- line, then nothing was applied).
+function M.apply(body, position, complete, trust_s)
+  local phase = dict:get(STATE.phase)
+  if phase ~= "loading" and phase ~= "complete" then
+    return nil, "empty"
+  end
+  local changes = {}
+  for line in (body or ""):gmatch("[^\n]+") do
+    local id, bytes = M.parse_line(line)
+    if not id then
+      return nil, "bad"
+    end
+    changes[#changes + 1] = { id, bytes }
+  end
+  for i = 1, #changes do
+    put(changes[i][1], changes[i][2])
+  end
+  if position then
+    dict:set(STATE.position, position)
+  end
+  ngx.update_time()
+  local now = ngx.now()
+  if complete and phase == "loading" then
+    dict:set(STATE.phase, "complete")
+    dict:set(STATE.load_seconds, now - (dict:get(STATE.loaded_at) or now))
+    dict:set(STATE.loaded_at, now)
+    phase = "complete"
+  end
+  if phase == "complete" then
+    dict:set(STATE.trusted_until, now + trust_s)
+    dict:set(STATE.live_until, now + T.live_seconds)
+  end
+  return state()
+end
+
+return M
