@@ -11,8 +11,10 @@
  *   HTTP/1.0 or 1.1 with a header block whose every line is a token, a colon and a value
  *   without control bytes (at most GW_MAX_HEADERS lines), or HTTP/2 with at most that many
  *   headers and no control bytes in their values; an allowed method, API keys on, the cache
- *   on, `Authorization: apk <id>.<secret>` in the issued shape, a live "known" key record for
- *   <id> in the keys dict (no revocation marker of that client or of everything since it was
+ *   on, `Authorization: apk <id>.<secret>` in the issued shape, and either its record in the key
+ *   table's replica while that is trusted (docs/decisions/20261127-key-table-replica.md; then
+ *   nothing else is read, an id it does not hold is Lua's), or, the cache on, a live "known" key
+ *   record for <id> in the keys dict (no revocation marker of that client or of everything since it was
  *   learnt, not past half its life), whose current hash (or rotated-out hash, within its
  *   grace) is the SHA-256 of the secret, and a client not past its expiry;
  *
@@ -43,6 +45,7 @@
  * their provider tables on every call, 4.5 µs per request here (perf), more than the hash. */
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/sha.h>
+#include <openssl/crypto.h>
 #include <math.h>
 
 #include "gateway_contract.h"
@@ -129,6 +132,8 @@ static ngx_str_t var_names[V_COUNT] = {
 
 /* Found in each worker (lua-nginx-module looks in ngx_cycle, the new cycle only by then). */
 static ngx_shm_zone_t *keys_zone, *revocations_zone, *limits_zone, *metrics_zone, *decisions_zone;
+/* The key table's replica (lua/gateway/key_table.lua); NULL when default.conf has none. */
+static ngx_shm_zone_t *key_table_zone;
 
 /* The decision cache's HMAC key, as SHA-256 states after the inner and the outer padded key
  * (RFC 2104): set by the Lua code in the master (lua/gateway/keying.lua), new at every start,
@@ -270,6 +275,7 @@ gateway_hit_init_process(ngx_cycle_t *cycle)
     limits_zone = find_zone(GW_LIMITS_DICT);
     metrics_zone = find_zone(GW_METRICS_DICT);
     decisions_zone = find_zone(GW_DECISIONS_DICT);
+    key_table_zone = find_zone(GW_KEY_TABLE_DICT);
     return NGX_OK;
 }
 
@@ -832,6 +838,9 @@ key_record_hit(ngx_http_request_t *r, ngx_str_t *id, u_char *secret, ngx_int_t m
     record_t rec;
     SHA256_CTX sha;
 
+    if (keys_zone == NULL) {
+        return 0;
+    }
     len = read_string(keys_zone, id->data, id->len, buf);
     /* a record stored before rate limits has no limit field */
     if (len == 0 || split_fields(buf, len, &rec, F_COUNT) < F_LIMIT) {
@@ -873,6 +882,119 @@ key_record_hit(ngx_http_request_t *r, ngx_str_t *id, u_char *secret, ngx_int_t m
         }
     }
     /* The key id is the client's row (lua/gateway/keys.lua). */
+    return use(r, &rec, F_CLIENT_ID, F_CLIENT_NAME, F_IS_ADMIN, F_LIMIT, (u_char *) "apk", 3,
+               id->data, id->len, GW_KEY_HIT_COUNTER);
+}
+
+
+/* Whether the key table's replica is trusted now (lua/gateway/key_table.lua's lookup): loaded
+ * whole, and its sidecar said the feed was live within key_table.trust_s. */
+static ngx_flag_t
+key_table_trusted(void)
+{
+    double until = 0;
+
+    return key_table_zone != NULL
+           && read_number(key_table_zone, (u_char *) GW_KEY_TABLE_TRUSTED_UNTIL,
+                          sizeof(GW_KEY_TABLE_TRUSTED_UNTIL) - 1, &until) == NGX_OK
+           && now_seconds() < until;
+}
+
+
+/* A length byte, then that many bytes of text at *p (before end): the text in `field`, *p past
+ * it; 0 when it runs past the end. */
+static ngx_flag_t
+key_table_field(u_char **p, u_char *end, u_char **data, size_t *len)
+{
+    if (*p >= end || (size_t) (end - *p - 1) < (size_t) **p) {
+        return 0;
+    }
+    *len = **p;
+    *data = *p + 1;
+    *p += 1 + *len;
+    return 1;
+}
+
+
+/* An API key against its record in the key table (lua/gateway/key_table.lua's decode, then
+ * lua/gateway/keys.lua's verdict "pass"): the bytes of common/contract.ts KEY_RECORD. A record
+ * that is absent, damaged or does not pass is Lua's to refuse. */
+static ngx_flag_t
+key_table_hit(ngx_http_request_t *r, ngx_str_t *id, u_char *secret)
+{
+    u_char buf[RECORD_BUFFER], digest[SHA256_DIGEST_LENGTH], *p, *end, *text, flags;
+    size_t len, text_len;
+    double now, until;
+    ngx_flag_t right = 0;
+    record_t rec;
+    SHA256_CTX sha;
+
+    len = read_string(key_table_zone, id->data, id->len, buf);
+    if (len < 2 || buf[0] != GW_KEY_RECORD_VERSION) {
+        return 0;
+    }
+    flags = buf[1];
+    p = buf + 2;
+    end = buf + len;
+    now = now_seconds();
+
+    SHA256_Init(&sha);
+    SHA256_Update(&sha, secret, 43);
+    SHA256_Final(digest, &sha);
+    if (flags & GW_KEY_RECORD_KEY) {
+        if (end - p < GW_KEY_RECORD_HASH_BYTES) {
+            return 0;
+        }
+        right = CRYPTO_memcmp(p, digest, GW_KEY_RECORD_HASH_BYTES) == 0;
+        p += GW_KEY_RECORD_HASH_BYTES;
+    }
+    if (flags & GW_KEY_RECORD_PREVIOUS) {
+        /* a rotated-out secret passes within its grace only */
+        if (end - p < GW_KEY_RECORD_HASH_BYTES) {
+            return 0;
+        }
+        text = p;
+        p += GW_KEY_RECORD_HASH_BYTES;
+        if (!key_table_field(&p, end, &rec.data[0], &rec.len[0])) {
+            return 0;
+        }
+        if (!right && CRYPTO_memcmp(text, digest, GW_KEY_RECORD_HASH_BYTES) == 0) {
+            until = seconds(rec.data[0], rec.len[0]);
+            right = until >= 0 && now < until;
+        }
+    }
+    if (!right) {
+        return 0;
+    }
+    if (flags & GW_KEY_RECORD_EXPIRES) {
+        if (!key_table_field(&p, end, &text, &text_len)) {
+            return 0;
+        }
+        until = seconds(text, text_len);
+        if (until < 0 || now >= until) {
+            return 0;
+        }
+    }
+    ngx_memzero(&rec, sizeof(record_t));
+    if (flags & GW_KEY_RECORD_LIMIT) {
+        if (!key_table_field(&p, end, &rec.data[F_LIMIT], &rec.len[F_LIMIT])
+            || rec.len[F_LIMIT] == 0)
+        {
+            return 0;
+        }
+    }
+    /* The key id is the client's row and its id; the rest of the record is its name. */
+    rec.data[F_CLIENT_ID] = id->data;
+    rec.len[F_CLIENT_ID] = id->len;
+    rec.data[F_CLIENT_NAME] = p;
+    rec.len[F_CLIENT_NAME] = end - p;
+    if (flags & GW_KEY_RECORD_ADMIN) {
+        rec.data[F_IS_ADMIN] = (u_char *) "true";
+        rec.len[F_IS_ADMIN] = 4;
+    } else {
+        rec.data[F_IS_ADMIN] = (u_char *) "false";
+        rec.len[F_IS_ADMIN] = 5;
+    }
     return use(r, &rec, F_CLIENT_ID, F_CLIENT_NAME, F_IS_ADMIN, F_LIMIT, (u_char *) "apk", 3,
                id->data, id->len, GW_KEY_HIT_COUNTER);
 }
@@ -936,7 +1058,7 @@ decide_hit(ngx_http_request_t *r)
     u_char *secret;
     ngx_flag_t api_keys;
 
-    if (r != r->main || keys_zone == NULL || revocations_zone == NULL) {
+    if (r != r->main || revocations_zone == NULL) {
         return 0;
     }
     if (!(r->method & GW_ALLOWED_METHODS)) {
@@ -959,16 +1081,19 @@ decide_hit(ngx_http_request_t *r)
         return 0;
     }
     credential = &r->headers_in.authorization->value;
+    v = variable(r, V_API_KEYS);
+    api_keys = v != NULL && v->len == 4 && ngx_strncmp(v->data, "true", 4) == 0;
+    /* As the Lua code: an API key in the issued shape is decided by its record in the trusted
+     * key table (absent there: Lua's), else by its learnt key record alone (a record that does
+     * not pass it is Lua's to refuse or ask about); anything else by the decision cache. */
+    if (api_keys && parse_api_key(credential, &id, &secret) && key_table_trusted()) {
+        return key_table_hit(r, &id, secret);
+    }
     v = variable(r, V_MAX_AGE);
     max_age_ms = v == NULL ? NGX_ERROR : ngx_atoi(v->data, v->len);
     if (max_age_ms == NGX_ERROR || max_age_ms <= 0) {
         return 0;
     }
-    v = variable(r, V_API_KEYS);
-    api_keys = v != NULL && v->len == 4 && ngx_strncmp(v->data, "true", 4) == 0;
-    /* As the Lua code: an API key in the issued shape is decided by its key record alone (a
-     * record that does not pass it is Lua's to refuse or ask about), anything else by the
-     * decision cache. */
     if (api_keys && parse_api_key(credential, &id, &secret)) {
         return key_record_hit(r, &id, secret, max_age_ms);
     }

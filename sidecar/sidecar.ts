@@ -10,6 +10,7 @@ import type { SidecarConfig } from './config.js';
 import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
 import type { Logger } from './log.js';
+import { registerKeyTableMetrics } from './metrics/key-table-metrics.js';
 import { createMetricsServer } from './metrics/metrics-server.js';
 import { registerNginxCounters } from './metrics/nginx-counters.js';
 import { checkNginx } from './metrics/nginx-readiness.js';
@@ -18,6 +19,9 @@ import { checkReadiness, type Readiness } from './metrics/readiness.js';
 import { SidecarMetrics } from './metrics/sidecar-metrics.js';
 import { type Clock, readOidcSettings } from './oidc/settings.js';
 import { OidcBearerVerifier } from './oidc/verifier.js';
+import { ChangeFeed } from './replica/change-feed.js';
+import { NginxKeyTable } from './replica/nginx-key-table.js';
+import { KeyTableReplicator } from './replica/replicator.js';
 import { ChangeListener } from './revocation/change-listener.js';
 import { NginxControl, NO_INVALIDATOR } from './revocation/nginx-control.js';
 import { createSidecarServer } from './server.js';
@@ -68,12 +72,20 @@ export async function startSidecar(
   // never waits behind one, nor opens a connection because one holds its own through a
   // commit (docs/decisions/20261127-background-writes-pool.md).
   const writesPool = createPool(config.databaseUrl, log, { max: 2, asyncCommit: true });
+  // The key table's loads and change reads (replica/replicator.ts): one connection, used only
+  // with an nginx to keep.
+  const replicaPool = createPool(config.databaseUrl, log, { max: 1 });
   // Whole listings are read on a thread of their own (and its own connections): their
   // megabytes of text never pause /auth for the collector (20261127-listing-thread.md).
   const listings = new ListThread(config.databaseUrl, log);
   listings.start();
   const metrics = new SidecarMetrics();
-  instrumentPools(metrics, { auth: pool, management: managementPool, writes: writesPool });
+  instrumentPools(metrics, {
+    auth: pool,
+    management: managementPool,
+    writes: writesPool,
+    replica: replicaPool,
+  });
   if (config.controlSocket) registerNginxCounters(metrics, config.controlSocket);
   // Up before the database wait: live at once, and ready (200) only once migrated, serving
   // and, with an nginx to push to, while that nginx answers; not ready from the moment it stops.
@@ -90,6 +102,16 @@ export async function startSidecar(
     // keep passing and misses are answered 503 JSON until it is back. Only a start waits for it.
     if (!database.ready && !(serving && database.code === 'DATABASE_UNREACHABLE')) return database;
     if (!nginx.ready) return nginx;
+    // A pair whose nginx has not loaded the key table yet decides correctly, but asks this
+    // sidecar about every caller: a balancer does better with a loaded peer meanwhile.
+    const phase = replicator?.status().phase;
+    if (phase === 'unknown' || phase === 'loading') {
+      return {
+        ready: false,
+        code: 'KEY_TABLE_LOADING',
+        message: "nginx's key table is not loaded yet.",
+      };
+    }
     if (!serving)
       return { ready: false, code: 'STARTING', message: 'The sidecar is still starting.' };
     return database.ready ? database : { ready: true, degraded: database };
@@ -124,7 +146,20 @@ export async function startSidecar(
   const control = config.controlSocket
     ? new NginxControl(config.controlSocket, log, metrics)
     : null;
-  const invalidator = control ?? NO_INVALIDATOR;
+  // nginx's replica of the key table, kept by this sidecar: loaded when nginx has none, then
+  // every change as a record (docs/decisions/20261127-key-table-replica.md). Its reads have a
+  // connection of their own; its heartbeat runs on the LISTEN connection.
+  const replicator =
+    control && config.controlSocket
+      ? new KeyTableReplicator(
+          new ChangeFeed(replicaPool),
+          new NginxKeyTable(config.controlSocket),
+          control,
+          log,
+        )
+      : null;
+  if (replicator) registerKeyTableMetrics(metrics, () => replicator.status());
+  const invalidator = replicator?.wrap() ?? control ?? NO_INVALIDATOR;
   // Revocation is pushed to nginx: this sidecar's own changes at once, everyone's through
   // LISTEN. Started before serving; /auth does not wait for it (nginx's bound covers a gap).
   const listener = new ChangeListener({
@@ -132,8 +167,10 @@ export async function startSidecar(
     invalidator,
     log,
     metrics,
+    follower: replicator,
   });
   listener.start();
+  replicator?.start();
   // Written off the /auth path: last use at most once a minute per client, failure counts
   // every few seconds (docs/decisions/20261123-key-lifecycle.md, 20261123-audit-trail.md).
   const lastUsed = new LastUsedRecorder(new ClientStore(writesPool), log, clock);
@@ -174,6 +211,7 @@ export async function startSidecar(
     async close() {
       stopping = true;
       await listener.stop();
+      await replicator?.stop();
       if (metricsServer) {
         metricsServer.close();
         metricsServer.closeAllConnections();
@@ -193,7 +231,13 @@ export async function startSidecar(
       await invalidator.all();
       // What was noted in memory goes to the database before the pools close.
       await Promise.all([lastUsed.close(), failures.close(), recorder?.close(), pruner.stop()]);
-      await Promise.all([pool.end(), managementPool.end(), writesPool.end(), listings.close()]);
+      await Promise.all([
+        pool.end(),
+        managementPool.end(),
+        writesPool.end(),
+        replicaPool.end(),
+        listings.close(),
+      ]);
     },
   };
 }

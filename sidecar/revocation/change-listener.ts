@@ -2,6 +2,8 @@ import pg from 'pg';
 import { CLIENT_CHANGES_CHANNEL } from '../../common/contract.js';
 import type { Logger } from '../log.js';
 import type { SidecarMetrics } from '../metrics/sidecar-metrics.js';
+import { ChangeFeed } from '../replica/change-feed.js';
+import type { FeedFollower } from '../replica/replicator.js';
 import { type ChangeNotice, parseChangeNotice } from './change-notice.js';
 import type { DecisionInvalidator } from './nginx-control.js';
 
@@ -13,14 +15,23 @@ export interface ChangeListenerOptions {
   maxBackoffMs?: number;
   /** Where the push lag (notification received → nginx acknowledged) is recorded. */
   metrics?: SidecarMetrics | null;
+  /**
+   * Follows the feed's positions (the key table's replica): catches up after a gap instead of
+   * dropping every decision, and hears once a second that the feed is live.
+   */
+  follower?: FeedFollower | null;
+  /** How often the feed's liveness is checked on the LISTEN connection. */
+  heartbeatMs?: number;
 }
 
 /**
  * LISTENs on its own connection for changes of API clients (triggers NOTIFY the row id on
  * UPDATE or DELETE, and `created:` and the id on INSERT, whichever sidecar made it) and
  * invalidates this sidecar's nginx (a creation only ends "no client has this id").
- * Notifications sent while the connection is down are lost, so every (re)connection
- * invalidates everything: after a gap, nothing decided before it is trusted. Losing the
+ * Notifications sent while the connection is down are lost: with a follower (the key table's
+ * replicator) a (re)connection catches up from the feed's position and ends only what changed
+ * meanwhile; without one, every (re)connection invalidates everything. Once a second it reads
+ * the feed's head on this connection (proving it alive) and tells the follower. Losing the
  * connection does not: most often the database itself is gone (restarted, failed over), and
  * then nobody can change a client either, while nginx's decisions keep callers in. What a
  * change made elsewhere during a gap leaves in nginx ends when this sidecar listens again, or
@@ -36,6 +47,7 @@ export class ChangeListener {
   private flushing = false;
   private attempt = 0;
   private timer: NodeJS.Timeout | null = null;
+  private heartbeatTimer: NodeJS.Timeout | null = null;
   /** Resolves once the first LISTEN is in place (or the listener is stopped). */
   readonly ready: Promise<void>;
   private markReady: () => void = () => {};
@@ -55,6 +67,7 @@ export class ChangeListener {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
     this.markReady();
     const client = this.client;
     this.client = null;
@@ -70,6 +83,8 @@ export class ChangeListener {
       application_name: 'gateway-sidecar-listen',
       // Notices a dead peer without waiting for the next notification.
       keepAlive: true,
+      // A heartbeat that does not come back is a connection lost.
+      query_timeout: 3_000,
     });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client, new Error('connection ended')));
@@ -93,11 +108,40 @@ export class ChangeListener {
     this.connections += 1;
     const reconnected = this.attempt > 0 || this.connections > 1;
     this.attempt = 0;
-    // Whatever changed while nobody listened: nothing decided before now is trusted.
-    await invalidator.all();
-    if (reconnected) log.info('listening for API client changes again; every decision invalidated');
-    else log.info('listening for API client changes');
+    const follower = this.options.follower;
+    if (follower) {
+      // Whatever changed while nobody listened, read from the feed.
+      await follower.resume();
+      if (reconnected) log.info('listening for API client changes again; caught up');
+      else log.info('listening for API client changes');
+      this.beat(client, follower);
+    } else {
+      // Whatever changed while nobody listened: nothing decided before now is trusted.
+      await invalidator.all();
+      if (reconnected)
+        log.info('listening for API client changes again; every decision invalidated');
+      else log.info('listening for API client changes');
+    }
     this.markReady();
+  }
+
+  /** Reads the feed's head on `client` every heartbeat, for the follower; a failure is a loss. */
+  private beat(client: pg.Client, follower: FeedFollower): void {
+    const feed = new ChangeFeed(client);
+    const next = () => {
+      this.heartbeatTimer = setTimeout(async () => {
+        if (this.client !== client) return;
+        try {
+          await follower.heartbeat(await feed.head());
+        } catch (err) {
+          this.lost(client, err as Error);
+          return;
+        }
+        next();
+      }, this.options.heartbeatMs ?? 1_000);
+      this.heartbeatTimer.unref();
+    };
+    next();
   }
 
   private lost(client: pg.Client, err: Error): void {
@@ -115,7 +159,7 @@ export class ChangeListener {
   private retry(err: Error): void {
     if (this.stopped) return;
     this.attempt += 1;
-    const delay = Math.min(100 * 2 ** (this.attempt - 1), this.options.maxBackoffMs ?? 2_000);
+    const delay = Math.min(100 * 2 ** (this.attempt - 1), this.options.maxBackoffMs ?? 1_000);
     if (this.attempt === 1 || this.attempt % 10 === 0) {
       this.options.log.warn('cannot LISTEN for API client changes; retrying', {
         attempt: this.attempt,

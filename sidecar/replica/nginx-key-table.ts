@@ -1,0 +1,147 @@
+import { request } from 'node:http';
+import { KEY_TABLE } from '../../common/contract.js';
+
+/** What nginx says of its replica (GET, and the answer to every load and apply). */
+export interface KeyTableState {
+  /** `loading`, `complete`, or null: nothing held. */
+  phase: 'loading' | 'complete' | null;
+  /** `<epoch>:<position>` it reflects, or null. */
+  position: string | null;
+  records: number;
+  full: boolean;
+  trustedUntil: number | null;
+  liveUntil: number | null;
+  loadSeconds: number | null;
+  capacityBytes: number | null;
+  freeBytes: number | null;
+}
+
+/** One change for the replica: a client's record (bytes) or, with null, its deletion. */
+export interface KeyTableChange {
+  id: number;
+  record: Buffer | null;
+}
+
+/** The answer of nginx: its state; `absent` (no replica in its configuration); `empty` (an
+ * apply with no load under way or done: nginx restarted); `unreachable` (logged by the caller). */
+export type KeyTableAnswer =
+  | { kind: 'state'; state: KeyTableState }
+  | { kind: 'absent' }
+  | { kind: 'empty' }
+  | { kind: 'unreachable'; why: string };
+
+const TIMEOUT_MS = 10_000;
+const MAX_ANSWER = 64 * 1024;
+
+/** Pure: nginx's JSON state (lua/gateway/key_table.lua's state()) as a KeyTableState. */
+export function parseKeyTableState(json: unknown): KeyTableState | null {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return null;
+  const o = json as Record<string, unknown>;
+  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+  const phase = o.phase === 'loading' || o.phase === 'complete' ? o.phase : null;
+  return {
+    phase,
+    position: typeof o.position === 'string' ? o.position : null,
+    records: num(o.records) ?? 0,
+    full: o.full === true,
+    trustedUntil: num(o.trusted_until),
+    liveUntil: num(o.live_until),
+    loadSeconds: num(o.load_seconds),
+    capacityBytes: num(o.capacity_bytes),
+    freeBytes: num(o.free_bytes),
+  };
+}
+
+/** Pure: the body of an apply, one line per change (lua/gateway/key_table.lua's parse_line). */
+export function applyBody(changes: readonly KeyTableChange[]): string {
+  let body = '';
+  for (const { id, record } of changes) {
+    body += record ? `${id} ${record.toString('base64')}\n` : `${id}\n`;
+  }
+  return body;
+}
+
+/** nginx's key table location on its control socket (never the public port). */
+export class NginxKeyTable {
+  constructor(private readonly socketPath: string) {}
+
+  state(): Promise<KeyTableAnswer> {
+    return this.call('GET', '', '');
+  }
+
+  /** Drops what nginx holds and starts a load that reflects `position`. */
+  load(position: string): Promise<KeyTableAnswer> {
+    return this.call('POST', `op=load&position=${encodeURIComponent(position)}`, '');
+  }
+
+  /**
+   * Applies `changes` and records `position`; `complete` ends a load. While the replica is
+   * complete, nginx also renews its trust in it (the feed is live).
+   */
+  apply(
+    changes: readonly KeyTableChange[],
+    position: string,
+    complete = false,
+  ): Promise<KeyTableAnswer> {
+    const query = `op=apply&position=${encodeURIComponent(position)}${complete ? '&complete=1' : ''}`;
+    return this.call('POST', query, applyBody(changes));
+  }
+
+  private call(method: 'GET' | 'POST', query: string, body: string): Promise<KeyTableAnswer> {
+    const path = query ? `${KEY_TABLE.controlPath}?${query}` : KEY_TABLE.controlPath;
+    return new Promise((resolve) => {
+      const req = request(
+        {
+          socketPath: this.socketPath,
+          path,
+          method,
+          timeout: TIMEOUT_MS,
+          headers: { 'Content-Type': 'text/plain', 'Content-Length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size > MAX_ANSWER) req.destroy(new Error('answer too large'));
+            else chunks.push(chunk);
+          });
+          res.on('error', (err) => resolve({ kind: 'unreachable', why: err.message }));
+          res.on('end', () => {
+            const status = res.statusCode ?? 0;
+            if (status === 404) return resolve({ kind: 'absent' });
+            if (status === 409) return resolve({ kind: 'empty' });
+            if (status === 204) return resolve({ kind: 'state', state: EMPTY_STATE });
+            let state: KeyTableState | null = null;
+            try {
+              state =
+                status === 200
+                  ? parseKeyTableState(JSON.parse(Buffer.concat(chunks).toString('utf8')))
+                  : null;
+            } catch {
+              state = null;
+            }
+            resolve(
+              state ? { kind: 'state', state } : { kind: 'unreachable', why: `status ${status}` },
+            );
+          });
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS} ms`)));
+      req.on('error', (err) => resolve({ kind: 'unreachable', why: err.message }));
+      req.end(body);
+    });
+  }
+}
+
+const EMPTY_STATE: KeyTableState = {
+  phase: null,
+  position: null,
+  records: 0,
+  full: false,
+  trustedUntil: null,
+  liveUntil: null,
+  loadSeconds: null,
+  capacityBytes: null,
+  freeBytes: null,
+};

@@ -1,0 +1,353 @@
+import type { Logger } from '../log.js';
+import type { DecisionInvalidator } from '../revocation/nginx-control.js';
+import {
+  type ChangeFeed,
+  type FeedPosition,
+  formatPosition,
+  parsePosition,
+} from './change-feed.js';
+import { type KeyTableRow, keyRecordBytes } from './key-record-bytes.js';
+import type {
+  KeyTableAnswer,
+  KeyTableChange,
+  KeyTableState,
+  NginxKeyTable,
+} from './nginx-key-table.js';
+
+/**
+ * `off`: nginx's configuration holds no key table; `unknown`: not known yet, or nginx could not
+ * be reached or must be loaded again; `loading`: a full load is under way; `complete`: nginx's
+ * replica is whole and followed.
+ */
+export type ReplicaPhase = 'off' | 'unknown' | 'loading' | 'complete';
+
+/** What the change listener tells whoever follows the feed (change-listener.ts). */
+export interface FeedFollower {
+  /**
+   * LISTEN is (re)established: bring nginx up to date with what changed while nobody listened
+   * (its decisions and its replica), or drop every decision when that cannot be told.
+   */
+  resume(): Promise<void>;
+  /** The feed is live at `head` (read on the LISTEN connection, which just answered). */
+  heartbeat(head: FeedPosition): Promise<void>;
+}
+
+/** Changes are kept in the feed this long: a replica older than that is loaded again. */
+const FEED_RETENTION_S = 86_400;
+
+export interface ReplicatorOptions {
+  /** Clients per load batch (one query and one request to nginx each). */
+  batchSize?: number;
+}
+
+/** What the replicator reports, for metrics and readiness. */
+export interface ReplicaStatus {
+  phase: ReplicaPhase;
+  position: FeedPosition | null;
+  /** nginx's last answer about its replica. */
+  nginx: KeyTableState | null;
+  /** Seconds the last full load took (sidecar side, reads and pushes), or null. */
+  loadSeconds: number | null;
+  /** Positions the feed was ahead of nginx's replica at the last heartbeat. */
+  lagPositions: number;
+}
+
+/**
+ * Keeps nginx's replica of the key table (docs/decisions/20261127-key-table-replica.md): loads
+ * it whole when nginx has none (a start, an nginx restart, a gap in the feed), applies each
+ * change as a new record, catches up from the replica's position after the feed was cut, and
+ * tells nginx once a second that the feed is live (which renews its trust in the replica).
+ * Also the invalidator every change goes through (wrap()): a change's markers, then its record.
+ * Never throws: a failure is logged and the next heartbeat tries again.
+ */
+export class KeyTableReplicator implements FeedFollower {
+  private phase: ReplicaPhase = 'unknown';
+  private position: FeedPosition | null = null;
+  private nginxState: KeyTableState | null = null;
+  private loadSeconds: number | null = null;
+  private lagPositions = 0;
+  /** Replica operations run one at a time, in order. */
+  private queue: Promise<void> = Promise.resolve();
+  private busy = false;
+  private readonly batchSize: number;
+  private pruneTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly feed: ChangeFeed,
+    private readonly nginx: NginxKeyTable,
+    /** nginx's decision markers (the control socket's /invalidate and friends). */
+    private readonly markers: DecisionInvalidator,
+    private readonly log: Logger,
+    options: ReplicatorOptions = {},
+  ) {
+    this.batchSize = options.batchSize ?? 1_000;
+  }
+
+  /** Prunes the feed now and then: changes older than a day (every pair follows within seconds). */
+  start(): void {
+    const prune = () =>
+      this.feed
+        .prune(FEED_RETENTION_S)
+        .catch((err: Error) =>
+          this.log.warn('could not prune the change feed', { error: err.message }),
+        );
+    const first = setTimeout(() => void prune(), 60_000);
+    first.unref();
+    this.pruneTimer = setInterval(() => void prune(), 3_600_000);
+    this.pruneTimer.unref();
+  }
+
+  /** Stops pruning and lets the operation under way finish. nginx keeps its replica. */
+  async stop(): Promise<void> {
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
+    await this.queue;
+  }
+
+  status(): ReplicaStatus {
+    return {
+      phase: this.phase,
+      position: this.position,
+      nginx: this.nginxState,
+      loadSeconds: this.loadSeconds,
+      lagPositions: this.lagPositions,
+    };
+  }
+
+  /** An invalidator whose changes reach the replica too, after their markers. */
+  wrap(): DecisionInvalidator {
+    return {
+      clients: async (ids) => {
+        const ok = await this.markers.clients(ids);
+        await this.changed(ids);
+        return ok;
+      },
+      created: async (ids) => {
+        const ok = await this.markers.created(ids);
+        await this.changed(ids);
+        return ok;
+      },
+      all: () => this.markers.all(),
+    };
+  }
+
+  /** Clients `ids` changed (created, updated, deleted): their records as they are now. */
+  changed(ids: readonly number[]): Promise<void> {
+    // While loading, the load's own catch-up reads them; with no replica there is nothing to do.
+    if (this.phase !== 'complete' || ids.length === 0) return Promise.resolve();
+    return this.run(async () => {
+      if (this.phase !== 'complete') return;
+      const head = await this.feed.head();
+      await this.push(ids, head, false);
+    });
+  }
+
+  resume(): Promise<void> {
+    return this.run(async () => {
+      try {
+        await this.resumeFromPosition();
+      } catch (err) {
+        // Whatever was missed cannot be told: nothing decided before now is trusted.
+        await this.markers.all();
+        throw err;
+      }
+    });
+  }
+
+  private async resumeFromPosition(): Promise<void> {
+    {
+      const head = await this.feed.head();
+      const from = this.position ?? (await this.adoptNginxPosition(head));
+      const since =
+        from && from.epoch === head.epoch ? await this.feed.changedSince(from.position) : null;
+      if (!since) {
+        // A gap nothing can fill (or the first start): every decision goes, the replica is loaded.
+        await this.markers.all();
+        this.position = this.phase === 'off' ? head : null;
+        if (this.phase !== 'off') await this.load();
+        return;
+      }
+      await this.markers.clients(since.rows);
+      if (this.phase === 'complete') await this.push(since.rows, since.head, false);
+      else this.position = since.head;
+      if (since.rows.length > 0) {
+        this.log.info('caught up with the change feed', { changed: since.rows.length });
+      }
+    }
+  }
+
+  heartbeat(head: FeedPosition): Promise<void> {
+    // A load or a catch-up under way says more than a heartbeat; the next one comes in a second.
+    if (this.busy) return Promise.resolve();
+    return this.run(async () => {
+      if (this.position && this.position.epoch !== head.epoch) {
+        this.log.warn(
+          'the change feed belongs to another database now; loading the key table again',
+        );
+        this.position = null;
+        this.phase = this.phase === 'off' ? 'off' : 'unknown';
+      }
+      if (this.phase === 'unknown') {
+        await this.resumeUnlocked();
+        return;
+      }
+      if (this.phase === 'off') {
+        if (this.position) this.position = head;
+        return;
+      }
+      if (this.phase !== 'complete' || !this.position) return;
+      this.lagPositions = Math.max(0, head.position - this.position.position);
+      // Positions between ours and the head are changes whose notices are on their way; a
+      // catch-up re-reads a margin before its position (change-feed.ts), so taking the head
+      // here loses none of them.
+      const position = head.position > this.position.position ? head : this.position;
+      this.handle(await this.nginx.apply([], formatPosition(position)), 'renew');
+      if (this.phase === 'complete') this.position = position;
+    });
+  }
+
+  /** The replica nginx already holds (this sidecar restarted, nginx did not), if it can be followed. */
+  private async adoptNginxPosition(head: FeedPosition): Promise<FeedPosition | null> {
+    const answer = await this.nginx.state();
+    this.handle(answer, 'read');
+    if (answer.kind !== 'state') return null;
+    const position = parsePosition(answer.state.position);
+    if (answer.state.phase !== 'complete' || !position || position.epoch !== head.epoch)
+      return null;
+    this.phase = 'complete';
+    return position;
+  }
+
+  private async resumeUnlocked(): Promise<void> {
+    const head = await this.feed.head();
+    const from = await this.adoptNginxPosition(head);
+    if (this.phase === 'off') return;
+    const since = from ? await this.feed.changedSince(from.position) : null;
+    if (since) {
+      await this.markers.clients(since.rows);
+      await this.push(since.rows, since.head, false);
+      return;
+    }
+    await this.load();
+  }
+
+  /** Loads every client into nginx's replica, then what changed meanwhile, and completes it. */
+  private async load(): Promise<void> {
+    const started = performance.now();
+    const head = await this.feed.head();
+    const at = formatPosition(head);
+    if (!this.handle(await this.nginx.load(at), 'load')) return;
+    this.phase = 'loading';
+    let records = 0;
+    for await (const rows of this.feed.all(this.batchSize)) {
+      if (!this.handle(await this.nginx.apply(rows.map(change), at), 'load')) return;
+      records += rows.length;
+    }
+    const since = await this.feed.changedSince(head.position);
+    if (!since) {
+      this.phase = 'unknown';
+      return;
+    }
+    const pushed = await this.push(since.rows, since.head, true);
+    if (!pushed) return;
+    this.loadSeconds = (performance.now() - started) / 1000;
+    this.log.info('key table loaded into nginx', {
+      records,
+      seconds: Number(this.loadSeconds.toFixed(3)),
+      full: this.nginxState?.full ?? false,
+    });
+  }
+
+  /** The records of `ids` as they are now (absent: deleted) into nginx, at `head`. */
+  private async push(
+    ids: readonly number[],
+    head: FeedPosition,
+    complete: boolean,
+  ): Promise<boolean> {
+    const rows = await this.feed.records(ids);
+    const found = new Map(rows.map((row) => [row.id, row]));
+    const changes: KeyTableChange[] = ids.map((id) => {
+      const row = found.get(id);
+      return row ? change(row) : { id, record: null };
+    });
+    for (let i = 0; i < changes.length || (i === 0 && complete); i += this.batchSize) {
+      const last = i + this.batchSize >= changes.length;
+      const answer = await this.nginx.apply(
+        changes.slice(i, i + this.batchSize),
+        formatPosition(head),
+        complete && last,
+      );
+      if (!this.handle(answer, 'apply')) return false;
+    }
+    if (complete || this.phase === 'complete') {
+      this.phase = 'complete';
+      this.position = head;
+    }
+    return true;
+  }
+
+  /**
+   * nginx's answer: true when it took the request. Anything else says what to do next: no
+   * replica configured (off), nginx restarted or away (loaded again at the next heartbeat).
+   */
+  private handle(answer: KeyTableAnswer, what: string): boolean {
+    switch (answer.kind) {
+      case 'state': {
+        const wasFull = this.nginxState?.full ?? false;
+        this.nginxState = answer.state;
+        if (answer.state.full && !wasFull) {
+          this.log.error(
+            'the key table is full: nginx asks about the clients it could not hold; raise key_table.size',
+            {
+              records: answer.state.records,
+            },
+          );
+        }
+        return true;
+      }
+      case 'absent':
+        if (this.phase !== 'off')
+          this.log.info('nginx holds no key table (key_table.enabled is false)');
+        this.phase = 'off';
+        this.nginxState = null;
+        return false;
+      case 'empty':
+        this.log.warn('nginx lost its key table (restarted); loading it again');
+        this.phase = 'unknown';
+        this.position = null;
+        return false;
+      case 'unreachable':
+        if (this.phase !== 'unknown') {
+          this.log.warn('cannot reach nginx for its key table; trying again', {
+            what,
+            error: answer.why,
+          });
+        }
+        this.phase = this.phase === 'off' ? 'off' : 'unknown';
+        if (this.phase === 'unknown') this.position = null;
+        return false;
+    }
+  }
+
+  /** Runs `op` after every operation queued before it; a failure is logged, never thrown. */
+  private run(op: () => Promise<void>): Promise<void> {
+    const next = this.queue.then(async () => {
+      this.busy = true;
+      try {
+        await op();
+      } catch (err) {
+        this.log.warn('key table replication failed; trying again at the next heartbeat', {
+          error: (err as Error).message,
+        });
+        if (this.phase === 'loading') this.phase = 'unknown';
+      } finally {
+        this.busy = false;
+      }
+    });
+    this.queue = next;
+    return next;
+  }
+}
+
+function change(row: KeyTableRow): KeyTableChange {
+  return { id: row.id, record: keyRecordBytes(row) };
+}
