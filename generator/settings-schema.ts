@@ -189,7 +189,7 @@ export const authCacheSchema = z.strictObject({
 export const keyTableSchema = z.strictObject({
   /** false: no replica; nginx decides from what it learnt, asking the sidecar as before. */
   enabled: z.boolean().default(true),
-  /** Its shared memory: about 128 bytes per client (a name up to ~20 characters), 256 above. */
+  /** Its shared memory: about 128 bytes per client (a name up to 19 characters, a 7-digit id), 256 above. */
   size: allowListed(ZONE_SIZE, 'a size such as 64m or 512k').default('64m'),
   /**
    * How long nginx keeps deciding known keys from its replica after its sidecar last said the

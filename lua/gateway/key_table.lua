@@ -188,8 +188,8 @@ end
 -- Pure: one line of an apply body, "<id> <base64 record>" or "<id>" (a deletion) -> id, bytes
 -- (nil for a deletion); nil, "bad" for anything else.
 function M.parse_line(line)
-  local id, encoded = line:match("^([1-9]%d%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?) ?(.*)$")
-  if not id then
+  local id, space, encoded = line:match("^([1-9]%d*)( ?)(.*)$")
+  if not id or #id > 15 or (space == "") ~= (encoded == "") then
     return nil, "bad"
   end
   if encoded == "" then
