@@ -34,6 +34,8 @@ export interface FeedFollower {
 
 /** Changes are kept in the feed this long: a replica older than that is loaded again. */
 const FEED_RETENTION_S = 86_400;
+/** How soon an unknown replica is tried again (nginx not up yet, or restarted). */
+const RETRY_MS = 200;
 
 export interface ReplicatorOptions {
   /** Clients per load batch (one query and one request to nginx each). */
@@ -69,8 +71,12 @@ export class KeyTableReplicator implements FeedFollower {
   /** Replica operations run one at a time, in order. */
   private queue: Promise<void> = Promise.resolve();
   private busy = false;
+  private stopped = false;
+  /** nginx was away or empty during the last operation: try again soon, not at the heartbeat. */
+  private retryWanted = false;
   private readonly batchSize: number;
   private pruneTimer: NodeJS.Timeout | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly feed: ChangeFeed,
@@ -99,7 +105,9 @@ export class KeyTableReplicator implements FeedFollower {
 
   /** Stops pruning and lets the operation under way finish. nginx keeps its replica. */
   async stop(): Promise<void> {
+    this.stopped = true;
     if (this.pruneTimer) clearInterval(this.pruneTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
     await this.queue;
   }
 
@@ -311,11 +319,13 @@ export class KeyTableReplicator implements FeedFollower {
         this.nginxState = null;
         return false;
       case 'empty':
+        this.retryWanted = true;
         this.log.warn('nginx lost its key table (restarted); loading it again');
         this.phase = 'unknown';
         this.position = null;
         return false;
       case 'unreachable':
+        this.retryWanted = true;
         if (this.phase !== 'unknown') {
           this.log.warn('cannot reach nginx for its key table; trying again', {
             what,
@@ -326,6 +336,21 @@ export class KeyTableReplicator implements FeedFollower {
         if (this.phase === 'unknown') this.position = null;
         return false;
     }
+  }
+
+  /**
+   * Tries again soon while nginx's replica is unknown (nginx starting after this sidecar, or
+   * restarted): a pair is not ready until it is loaded, so this does not wait for a heartbeat.
+   */
+  private retrySoon(): void {
+    if (this.retryTimer || this.phase !== 'unknown' || this.stopped) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      if (this.phase === 'unknown' && !this.busy) {
+        void this.run(() => this.resumeUnlocked());
+      }
+    }, RETRY_MS);
+    this.retryTimer.unref();
   }
 
   /** Runs `op` after every operation queued before it; a failure is logged, never thrown. */
@@ -341,6 +366,8 @@ export class KeyTableReplicator implements FeedFollower {
         if (this.phase === 'loading') this.phase = 'unknown';
       } finally {
         this.busy = false;
+        if (this.retryWanted) this.retrySoon();
+        this.retryWanted = false;
       }
     });
     this.queue = next;

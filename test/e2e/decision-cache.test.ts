@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freshDatabase } from '../support/database.js';
+import { learntRecordsSettings } from '../support/key-table.js';
 import { CLIENTS, createClient, uniqueName } from '../support/management.js';
 import { startNativeStack } from '../support/native-stack.js';
+import { sharedMemory } from '../support/shared-memory.js';
 import { apk } from '../support/sidecar.js';
 import type { Stack } from '../support/stack.js';
 import { callStack } from '../support/stack-http.js';
@@ -20,9 +22,12 @@ let b: NativeStack;
 let databaseUrl: string;
 
 beforeAll(async () => {
+  // nginx learning key records on demand: the key table's replica off (its own suite is
+  // key-table.test.ts), as an operator who sets key_table.enabled false runs it.
+  const settings = await learntRecordsSettings();
   databaseUrl = await freshDatabase();
-  a = await startNativeStack({ env: { DATABASE_URL: databaseUrl } });
-  b = await startNativeStack({ env: { DATABASE_URL: databaseUrl } });
+  a = await startNativeStack({ env: { DATABASE_URL: databaseUrl, GATEWAY_SETTINGS: settings } });
+  b = await startNativeStack({ env: { DATABASE_URL: databaseUrl, GATEWAY_SETTINGS: settings } });
 }, 240_000);
 afterAll(async () => {
   await a?.close();
@@ -159,27 +164,6 @@ describe('the credential is never kept', () => {
   async function filesUnder(dir: string): Promise<string[]> {
     const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
     return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
-  }
-
-  /** Shared memory zones of a process (nginx's lua_shared_dicts among them): MAP_SHARED anonymous. */
-  async function sharedMemory(pid: number): Promise<Buffer> {
-    const maps = await readFile(`/proc/${pid}/maps`, 'utf8');
-    const parts: Buffer[] = [];
-    const mem = await import('node:fs/promises').then((fs) => fs.open(`/proc/${pid}/mem`, 'r'));
-    try {
-      for (const line of maps.split('\n')) {
-        if (!line.includes('/dev/zero (deleted)')) continue;
-        const [range] = line.split(' ');
-        const [from, to] = (range ?? '').split('-').map((h) => BigInt(`0x${h}`));
-        const length = Number((to ?? 0n) - (from ?? 0n));
-        const buffer = Buffer.alloc(length);
-        await mem.read(buffer, 0, length, Number(from));
-        parts.push(buffer);
-      }
-    } finally {
-      await mem.close();
-    }
-    return Buffer.concat(parts);
   }
 
   test('not on disk, and not in the shared memory that holds the decisions', async () => {

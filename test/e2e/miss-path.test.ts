@@ -6,6 +6,7 @@ import { CONTROL } from '../../common/contract.js';
 import { gatewayHome } from '../../native/home.js';
 import { readControlSocket } from '../../sidecar/control-socket-read.js';
 import { freshDatabase, statisticsReported } from '../support/database.js';
+import { learntRecordsSettings } from '../support/key-table.js';
 import { createClient, uniqueName } from '../support/management.js';
 import { startNativeStack } from '../support/native-stack.js';
 import { apk } from '../support/sidecar.js';
@@ -23,9 +24,12 @@ let b: NativeStack;
 let db: pg.Client;
 
 beforeAll(async () => {
+  // nginx learning key records on demand: the key table's replica off (its own suite is
+  // key-table.test.ts), as an operator who sets key_table.enabled false runs it.
+  const settings = await learntRecordsSettings();
   const databaseUrl = await freshDatabase();
-  a = await startNativeStack({ env: { DATABASE_URL: databaseUrl } });
-  b = await startNativeStack({ env: { DATABASE_URL: databaseUrl } });
+  a = await startNativeStack({ env: { DATABASE_URL: databaseUrl, GATEWAY_SETTINGS: settings } });
+  b = await startNativeStack({ env: { DATABASE_URL: databaseUrl, GATEWAY_SETTINGS: settings } });
   db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
 }, 240_000);
