@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -234,4 +235,53 @@ describe('one pair with its own PostgreSQL', () => {
     const text = await metricsText(metricsUrl(s));
     expect(sample(text, 'gateway_key_table_trusted_seconds')).toBeGreaterThan(0);
   }, 240_000);
+});
+
+describe('a key table too small for its clients', () => {
+  let s: NativeStack;
+  let databaseUrl: string;
+
+  beforeAll(async () => {
+    databaseUrl = await freshDatabase();
+    const dir = await mkdtemp(join(tmpdir(), 'gw-small-'));
+    const settings = join(dir, 'gateway.yaml');
+    await writeFile(settings, 'key_table:\n  size: 64k\n');
+    s = await startNativeStack({ env: { DATABASE_URL: databaseUrl, GATEWAY_SETTINGS: settings } });
+  }, 240_000);
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  test('is never a silent half-replica: it says it is full, and the clients it could not hold are asked about and pass', async () => {
+    // 600 clients written straight into PostgreSQL (64 KB holds a few hundred records), their
+    // secrets known: each key is <id>.<its secret>, the table stores the SHA-256.
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    let rows: { id: number; secret: string }[];
+    try {
+      const inserted = await db.query<{ id: number; secret: string }>(
+        `INSERT INTO api_clients (name, is_admin, key_hash)
+         SELECT 'bulk-' || g, false, sha256(convert_to(rpad('s' || g, 43, 'x'), 'UTF8'))
+           FROM generate_series(1, 600) g
+         RETURNING id, rpad('s' || substr(name, 6), 43, 'x') AS secret`,
+      );
+      rows = inserted.rows;
+    } finally {
+      await db.end();
+    }
+    // The notices reach the sidecar, which applies them until a record finds no room.
+    await until(
+      async () => sample(await metricsText(metricsUrl(s)), 'gateway_key_table_full') === 1,
+      30_000,
+      'the key table full',
+    );
+    expect(await s.logs('gateway')).toContain('the key table is full');
+    expect(await s.logs('proxy')).toContain('the key table is full');
+    const last = rows.reduce((a, b) => (b.id > a.id ? b : a));
+    const asked = await apiKeyQuestions(metricsUrl(s));
+    expect((await call(s, `${last.id}.${last.secret}`)).status).toBe(200);
+    // An id nobody has is no longer refused by nginx alone: it is asked about, and refused.
+    expect((await call(s, `${990_000_000}.${randomSecret()}`)).status).toBe(401);
+    expect(await apiKeyQuestions(metricsUrl(s))).toBeGreaterThanOrEqual(asked + 2);
+  }, 120_000);
 });

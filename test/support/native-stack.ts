@@ -91,7 +91,9 @@ export async function startNativeStack(
       const pid = await gateway!.pid(role);
       if (pid === undefined) throw new Error(`${service}: no pid file`);
       await writeFile(join(home, 'run', `${role}.down`), '');
-      process.kill(pid, 'SIGTERM');
+      // PostgreSQL's SIGTERM waits for every client to leave (the sidecar's pools never do);
+      // SIGINT is its fast shutdown, which ends them.
+      process.kill(pid, role === 'postgres' ? 'SIGINT' : 'SIGTERM');
       for (let i = 0; i < 100; i += 1) {
         try {
           process.kill(pid, 0);
