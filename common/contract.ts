@@ -385,9 +385,11 @@ export const KEY_TABLE = {
  *   [1 byte n, n bytes: expiry (Unix s, text)]          when flags has `expires`
  *   [1 byte n, n bytes: `<requests> <per_seconds>`]     when flags has `limit`
  *   the rest: the client's name, percent-encoded (as the identity header carries it)
+ * A deleted client leaves a record of its own (flags `gone`, nothing after): its id is refused
+ * by nginx alone for as long as the replica is trusted, a database outage included.
  */
 export const KEY_RECORD = {
   version: 1,
-  flags: { admin: 1, key: 2, previous: 4, expires: 8, limit: 16 },
+  flags: { admin: 1, key: 2, previous: 4, expires: 8, limit: 16, gone: 32 },
   hashBytes: 32,
 } as const;

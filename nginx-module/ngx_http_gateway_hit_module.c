@@ -934,6 +934,9 @@ key_table_hit(ngx_http_request_t *r, ngx_str_t *id, u_char *secret)
         return 0;
     }
     flags = buf[1];
+    if (flags & GW_KEY_RECORD_GONE) {
+        return 0;  /* a deleted client: Lua refuses it */
+    }
     p = buf + 2;
     end = buf + len;
     now = now_seconds();

@@ -132,6 +132,11 @@ local function from_memory(admin, credential, key_id, secret, max_age_ms)
     -- The key table's replica first: while it is trusted it holds every client, and while the
     -- feed is live an id it does not hold is nobody's (docs/decisions/20261127-key-table-replica.md).
     local rec, nobody = key_table.lookup(key_id, ngx.now())
+    -- A deleted client's record: its id is nobody's for as long as the replica is trusted.
+    if rec and rec.kind == "unknown" then
+      refusal.nobody()
+      return true
+    end
     if rec then
       return from_record(admin, credential, key_id, secret, max_age_ms, rec, true)
     end

@@ -105,7 +105,7 @@ return {
   key_record = {
     version = 1,
     hash_bytes = 32,
-    flags = { admin = 1, key = 2, previous = 4, expires = 8, limit = 16 },
+    flags = { admin = 1, key = 2, previous = 4, expires = 8, limit = 16, gone = 32 },
   },
   answers = {
     bad_header = { status = 400, code = "BAD_HEADER", body = "{\"errors\":[{\"code\":\"BAD_HEADER\",\"message\":\"A request header contains control characters.\"}]}" },

@@ -15,8 +15,10 @@ local dict = ngx.shared[T.dict]
 local STATE = T.state
 local byte, sub = string.byte, string.sub
 local HASH = R.hash_bytes
-local F_ADMIN, F_KEY, F_PREVIOUS, F_EXPIRES, F_LIMIT =
-  R.flags.admin, R.flags.key, R.flags.previous, R.flags.expires, R.flags.limit
+local F_ADMIN, F_KEY, F_PREVIOUS, F_EXPIRES, F_LIMIT, F_GONE =
+  R.flags.admin, R.flags.key, R.flags.previous, R.flags.expires, R.flags.limit, R.flags.gone
+-- What a deleted client's record decodes to: no client has its id (gateway.keys.verdict).
+local GONE = { kind = "unknown" }
 local band = require("bit").band
 
 -- Whether default.conf declares the replica's dict (one from before it: nginx asks as before).
@@ -41,6 +43,9 @@ function M.decode(value, id)
     return nil
   end
   local flags = byte(value, 2)
+  if band(flags, F_GONE) ~= 0 then
+    return GONE
+  end
   local at = 3
   local rec = { kind = "known" }
   if band(flags, F_KEY) ~= 0 then

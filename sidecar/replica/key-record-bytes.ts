@@ -46,6 +46,9 @@ export function keyRecordBytes(row: KeyTableRow): Buffer {
   return Buffer.concat([Buffer.from([KEY_RECORD.version, flags]), ...parts]);
 }
 
+/** The record a deleted client leaves: its id is nobody's while the replica is trusted. */
+export const GONE_RECORD: Buffer = Buffer.from([KEY_RECORD.version, KEY_RECORD.flags.gone]);
+
 function hash(value: Buffer): Buffer {
   if (value.length !== KEY_RECORD.hashBytes) throw new Error('a key hash is 32 bytes');
   return value;

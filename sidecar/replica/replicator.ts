@@ -6,7 +6,7 @@ import {
   formatPosition,
   parsePosition,
 } from './change-feed.js';
-import { type KeyTableRow, keyRecordBytes } from './key-record-bytes.js';
+import { GONE_RECORD, type KeyTableRow, keyRecordBytes } from './key-record-bytes.js';
 import type {
   KeyTableAnswer,
   KeyTableChange,
@@ -265,7 +265,7 @@ export class KeyTableReplicator implements FeedFollower {
     });
   }
 
-  /** The records of `ids` as they are now (absent: deleted) into nginx, at `head`. */
+  /** The records of `ids` as they are now (absent: deleted, GONE_RECORD) into nginx, at `head`. */
   private async push(
     ids: readonly number[],
     head: FeedPosition,
@@ -275,7 +275,7 @@ export class KeyTableReplicator implements FeedFollower {
     const found = new Map(rows.map((row) => [row.id, row]));
     const changes: KeyTableChange[] = ids.map((id) => {
       const row = found.get(id);
-      return row ? change(row) : { id, record: null };
+      return row ? change(row) : { id, record: GONE_RECORD };
     });
     for (let i = 0; i < changes.length || (i === 0 && complete); i += this.batchSize) {
       const last = i + this.batchSize >= changes.length;

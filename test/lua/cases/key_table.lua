@@ -62,3 +62,7 @@ case("key_table: an apply line is an id and a record, or an id alone (a deletion
   eq(key_table.parse_line("42 !!!!"), nil, "not base64")
   eq(key_table.parse_line("x 1"), nil, "not an id")
 end)
+
+case("key_table: a deleted client's record says no client has its id", function()
+  eq(key_table.decode("\1" .. string.char(32), "9").kind, "unknown", "gone")
+end)
