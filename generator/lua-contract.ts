@@ -140,13 +140,17 @@ export function renderLuaContract(): string {
     `    trust_variable = ${luaString(bare(KEY_TABLE.trustVariable))},`,
     `    live_seconds = ${KEY_TABLE.liveSeconds},`,
     '    state = {',
-    ...Object.entries(KEY_TABLE.state).map(([name, key]) => `      ${snake(name)} = ${luaString(key)},`),
+    ...Object.entries(KEY_TABLE.state).map(
+      ([name, key]) => `      ${snake(name)} = ${luaString(key)},`,
+    ),
     '    },',
     '  },',
     '  key_record = {',
     `    version = ${KEY_RECORD.version},`,
     `    hash_bytes = ${KEY_RECORD.hashBytes},`,
-    `    flags = { ${Object.entries(KEY_RECORD.flags).map(([name, bit]) => `${name} = ${bit}`).join(', ')} },`,
+    `    flags = { ${Object.entries(KEY_RECORD.flags)
+      .map(([name, bit]) => `${name} = ${bit}`)
+      .join(', ')} },`,
     '  },',
     '  answers = {',
     ...answers,
