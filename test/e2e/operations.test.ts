@@ -138,13 +138,12 @@ describe('metrics and health', () => {
 
   test("decisions counted by the sidecar, key-record hits and refusals by nginx's Lua code", async () => {
     const before = await scrapeUntil((t) => sample(t, 'gateway_nginx_up') === 1);
-    // An API key seen before is decided from its key record (docs/decisions/20261125-miss-path.md).
+    // nginx holds the key table (docs/decisions/20261127-key-table-replica.md): every API key
+    // is decided from its record there, a new client's first request included.
     const hitsBefore = sample(before, 'gateway_nginx_key_record_accepted_total');
     const refusedBefore = sample(before, 'gateway_nginx_refusals_total{status="401"}');
-    // An id never presented before: no key record, so the sidecar decides (and counts) it.
+    // An id no client has: refused by nginx alone, as the complete key table says.
     const badKey = `${900_000_000 + Math.floor(Math.random() * 1_000_000)}.${'x'.repeat(43)}`;
-    // A fresh key for this test: its first request is a miss (the sidecar decides), the
-    // next ones are hits.
     const fresh = await createClient(
       gw.loopbackUrl,
       gw.adminKey,
@@ -157,19 +156,22 @@ describe('metrics and health', () => {
     expect((await call('/api', { headers: apk(badKey) })).status).toBe(401);
     const text = await scrapeUntil(
       (t) =>
-        sample(t, 'gateway_nginx_key_record_accepted_total') >= hitsBefore + 4 &&
+        sample(t, 'gateway_nginx_key_record_accepted_total') >= hitsBefore + 5 &&
         sample(t, 'gateway_nginx_refusals_total{status="401"}') >= refusedBefore + 1,
     );
+    // Management is asked every time: the admin's create was the sidecar's decision.
     expect(
       sample(text, 'gateway_auth_decisions_total{method="apk",result="allowed"}'),
     ).toBeGreaterThanOrEqual(1);
     expect(
-      sample(text, 'gateway_auth_decisions_total{method="apk",result="INVALID_API_KEY"}'),
+      sample(text, 'gateway_auth_decision_duration_seconds_count{method="apk"}'),
     ).toBeGreaterThanOrEqual(1);
     expect(
-      sample(text, 'gateway_auth_decision_duration_seconds_count{method="apk"}'),
-    ).toBeGreaterThanOrEqual(2);
-    expect(sample(text, 'gateway_nginx_decision_cache_misses_total')).toBeGreaterThanOrEqual(1);
+      sample(text, 'gateway_auth_decisions_total{method="apk",result="INVALID_API_KEY"}'),
+    ).toBe(0);
+    expect(sample(text, 'gateway_key_table_complete')).toBe(1);
+    expect(sample(text, 'gateway_key_table_records')).toBeGreaterThanOrEqual(2);
+    expect(sample(text, 'gateway_key_table_full')).toBe(0);
     expect(text).toContain('gateway_nginx_decision_cache_evictions_total 0');
     expect(text).toMatch(/^gateway_db_pool_connections\{pool="auth",state="total"\} [1-9]/m);
     expect(
