@@ -220,6 +220,9 @@ export async function startNativeGateway({
       },
       ready: (c) => waitForHttps(proxy.httpsPort, 15_000, () => c.running),
     });
+    // "Ready" means what a balancer's probe means: the sidecar's /readyz, which also waits for
+    // nginx to hold the key table (a second for 10⁵ clients), not only nginx answering.
+    if (metricsListen) await sidecarReady(metricsListen, READY_TIMEOUT_MS, say);
   } catch (err) {
     await stop();
     throw err;
@@ -285,6 +288,45 @@ function describeListen(address: ListenAddress): string {
   if ('socket' in address) return `unix:${address.socket}`;
   const host = address.host.includes(':') ? `[${address.host}]` : address.host;
   return `http://${host}:${address.port}`;
+}
+
+const READY_TIMEOUT_MS = 60_000;
+
+/**
+ * Polls the sidecar's /readyz until it answers 200; past `timeoutMs`, says why it is not ready
+ * and goes on (the pair still decides correctly, asking the sidecar where nginx cannot).
+ */
+async function sidecarReady(
+  listen: ListenAddress,
+  timeoutMs: number,
+  say: (line: string) => void,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const answer = await new Promise<{ status: number; text: string }>((resolve) => {
+      const target =
+        'socket' in listen
+          ? { socketPath: listen.socket }
+          : { host: listen.host, port: listen.port };
+      const req = request({ ...target, path: '/readyz', timeout: 2_000 }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('error', () => resolve({ status: 0, text: '' }));
+      req.on('timeout', () => req.destroy());
+      req.end();
+    });
+    if (answer.status === 200) return;
+    if (Date.now() > deadline) {
+      say(`Not ready yet (the sidecar's /readyz says ${answer.status}: ${answer.text.trim()})`);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** Polls an HTTP path over a unix socket until it answers 2xx. */
