@@ -368,3 +368,23 @@ describe('listeners', () => {
     expect(on(443)?.requestId).toEqual({ name: 'X-Request-Id', value: '$gateway_request_id' });
   });
 });
+
+describe("the key table's replica (docs/decisions/20261127-key-table-replica.md)", () => {
+  test('on by default: its dict, size, control location and trust', () => {
+    expect(model.keyTable).toEqual({
+      dict: 'gateway_key_table',
+      size: '64m',
+      controlPath: '/key-table',
+      trust: { name: '$key_table_trust_s', value: '900' },
+    });
+  });
+
+  test('the settings size it and bound its trust; off renders none of it', () => {
+    const m = defaultConfModel(parseSettings({ key_table: { size: '160m', trust_s: 60 } }));
+    expect(m.keyTable?.size).toBe('160m');
+    expect(m.keyTable?.trust).toEqual({ name: '$key_table_trust_s', value: '60' });
+    expect(defaultConfModel(parseSettings({ key_table: { enabled: false } })).keyTable).toBeNull();
+    expect(() => parseSettings({ key_table: { trust_s: 0 } })).toThrow();
+    expect(() => parseSettings({ key_table: { size: '64' } })).toThrow();
+  });
+});
