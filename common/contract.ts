@@ -366,12 +366,20 @@ export const KEY_TABLE = {
     full: '#full',
     /** Records held (a number kept by the Lua code). */
     records: '#records',
+    /** The largest client id held (ids only grow): an id just above it may be brand new. */
+    maxId: '#max_id',
     /** Seconds the last full load took, and when it completed (Unix time). */
     loadSeconds: '#load_s',
     loadedAt: '#loaded_at',
   },
   /** How long after the sidecar's last word an unknown id is still refused by nginx alone. */
   liveSeconds: 5,
+  /**
+   * Ids this far above the largest one held are asked about, not refused: a client created on
+   * another pair a moment ago (its record on its way) passes at once, while a guessed id,
+   * almost always far above, is refused by nginx alone.
+   */
+  newIdBand: 1_000,
 } as const;
 
 /**

@@ -139,6 +139,7 @@ export function renderLuaContract(): string {
     `    control_path = ${luaString(KEY_TABLE.controlPath)},`,
     `    trust_variable = ${luaString(bare(KEY_TABLE.trustVariable))},`,
     `    live_seconds = ${KEY_TABLE.liveSeconds},`,
+    `    new_id_band = ${KEY_TABLE.newIdBand},`,
     '    state = {',
     ...Object.entries(KEY_TABLE.state).map(
       ([name, key]) => `      ${snake(name)} = ${luaString(key)},`,

@@ -91,6 +91,7 @@ return {
     control_path = "/key-table",
     trust_variable = "key_table_trust_s",
     live_seconds = 5,
+    new_id_band = 1000,
     state = {
       trusted_until = "#trusted_until",
       live_until = "#live_until",
@@ -98,6 +99,7 @@ return {
       phase = "#phase",
       full = "#full",
       records = "#records",
+      max_id = "#max_id",
       load_seconds = "#load_s",
       loaded_at = "#loaded_at",
     },

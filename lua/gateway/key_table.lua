@@ -20,6 +20,7 @@ local F_ADMIN, F_KEY, F_PREVIOUS, F_EXPIRES, F_LIMIT, F_GONE =
 -- What a deleted client's record decodes to: no client has its id (gateway.keys.verdict).
 local GONE = { kind = "unknown" }
 local band = require("bit").band
+local NEW_ID_BAND = T.new_id_band
 
 -- Whether default.conf declares the replica's dict (one from before it: nginx asks as before).
 M.enabled = dict ~= nil
@@ -98,7 +99,8 @@ end
 
 -- What the replica says of key id `id` at Unix time `now`: the record it holds (a table for
 -- gateway.keys.verdict), or nil and whether that absence means "no client has this id" (true
--- only while the replica is complete, trusted, live and has held every record it was sent).
+-- only while the replica is complete, trusted, live and has held every record it was sent, and
+-- for an id not just above the largest it holds).
 -- nil, false: the replica cannot tell; ask as before.
 function M.lookup(id, now)
   if not dict then
@@ -114,7 +116,13 @@ function M.lookup(id, now)
     return rec, false
   end
   local live = dict:get(STATE.live_until)
-  return nil, live ~= nil and now < live and not dict:get(STATE.full)
+  if not live or now >= live or dict:get(STATE.full) then
+    return nil, false
+  end
+  -- Just above the largest id held: maybe a client created on another pair a moment ago.
+  local n = tonumber(id)
+  local max = dict:get(STATE.max_id) or 0
+  return nil, not (n > max and n <= max + NEW_ID_BAND)
 end
 
 -- ---------------------------------------------------------------------------------------------
@@ -172,6 +180,10 @@ local function put(id, bytes)
   if ok then
     if not existed then
       dict:incr(STATE.records, 1, 0)
+    end
+    local n = tonumber(id)
+    if n > (dict:get(STATE.max_id) or 0) then
+      dict:set(STATE.max_id, n)
     end
     return true
   end

@@ -93,6 +93,11 @@ describe('two pairs on one database', () => {
     expect(await moduleHits(b)).toBe(hits + 1);
   });
 
+  test('a client created on one pair passes on the other at once, before its record arrives there', async () => {
+    const { token } = await newKey(a);
+    expect((await call(b, token)).status).toBe(200);
+  });
+
   test('ids no client has are refused by nginx alone, like a request without a credential: no question, no budget', async () => {
     const asked = await apiKeyQuestions(metricsUrl(b));
     const answers = [];
