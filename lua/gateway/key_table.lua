@@ -25,15 +25,24 @@ local NEW_ID_BAND = T.new_id_band
 -- Whether default.conf declares the replica's dict (one from before it: nginx asks as before).
 M.enabled = dict ~= nil
 
--- A length byte at `at`, then that many bytes of text: the text and where the next field
+-- A length byte at `at`, then that many bytes of text: its value and where the next field
 -- starts, or nil past the value's end. A function of its own, not a closure in decode: a
 -- closure made per request (bytecode FNEW) stops LuaJIT from compiling the path.
-local function field(value, at, len)
+-- `parse` (tonumber, ratelimit.parse) makes the text a value; nil when it is not one.
+local function field(value, at, len, parse)
   local n = byte(value, at)
   if not n or at + n > len then
     return nil, at
   end
-  return sub(value, at + 1, at + n), at + 1 + n
+  return parse(sub(value, at + 1, at + n)), at + 1 + n
+end
+
+-- The 32 bytes of a hash at `at`, and where the next field starts; nil past the value's end.
+local function hash_at(value, at, len)
+  if at + HASH - 1 > len then
+    return nil, at
+  end
+  return sub(value, at, at + HASH - 1), at + HASH
 end
 
 -- Pure: the record `value` of key id `id` as gateway.keys.verdict reads it, or nil for bytes
@@ -50,38 +59,30 @@ function M.decode(value, id)
   local at = 3
   local rec = { kind = "known" }
   if band(flags, F_KEY) ~= 0 then
-    if at + HASH - 1 > len then
+    rec.hash, at = hash_at(value, at, len)
+    if not rec.hash then
       return nil
     end
-    rec.hash = sub(value, at, at + HASH - 1)
-    at = at + HASH
   end
   if band(flags, F_PREVIOUS) ~= 0 then
-    if at + HASH - 1 > len then
+    rec.previous_hash, at = hash_at(value, at, len)
+    if not rec.previous_hash then
       return nil
     end
-    rec.previous_hash = sub(value, at, at + HASH - 1)
-    at = at + HASH
-    local text
-    text, at = field(value, at, len)
-    rec.previous_until = tonumber(text)
+    rec.previous_until, at = field(value, at, len, tonumber)
     if not rec.previous_until then
       return nil
     end
   end
   if band(flags, F_EXPIRES) ~= 0 then
-    local text
-    text, at = field(value, at, len)
-    rec.expires_at = tonumber(text)
+    rec.expires_at, at = field(value, at, len, tonumber)
     if not rec.expires_at then
       return nil
     end
   end
   local limit = nil
   if band(flags, F_LIMIT) ~= 0 then
-    local text
-    text, at = field(value, at, len)
-    limit = ratelimit.parse(text)
+    limit, at = field(value, at, len, ratelimit.parse)
     if not limit then
       return nil
     end

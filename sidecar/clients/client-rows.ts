@@ -1,4 +1,4 @@
-import type { ApiClientRow } from './api-client.js';
+import type { ApiClientRow, RateLimit } from './api-client.js';
 
 // One row of api_clients as the stores read it back: the columns selected (or RETURNING) and
 // their mapping to ApiClientRow, shared by reads (client-reads.ts) and changes (client-store.ts).
@@ -34,9 +34,15 @@ export function fromDb(row: DbRow): ApiClientRow {
     lastUsedAt: row.last_used_at,
     previousKeyHash: row.previous_key_hash,
     previousKeyExpiresAt: row.previous_key_expires_at,
-    rateLimit:
-      row.rate_limit_requests !== null && row.rate_limit_per_seconds !== null
-        ? { requests: row.rate_limit_requests, perSeconds: row.rate_limit_per_seconds }
-        : null,
+    rateLimit: rateLimitOf(row),
   };
+}
+
+/** The rate limit of a row's two columns: both or none. */
+export function rateLimitOf(
+  row: Pick<DbRow, 'rate_limit_requests' | 'rate_limit_per_seconds'>,
+): RateLimit | null {
+  return row.rate_limit_requests !== null && row.rate_limit_per_seconds !== null
+    ? { requests: row.rate_limit_requests, perSeconds: row.rate_limit_per_seconds }
+    : null;
 }

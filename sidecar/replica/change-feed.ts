@@ -1,3 +1,4 @@
+import { rateLimitOf } from '../clients/client-rows.js';
 import type { Queryable } from '../db/queryable.js';
 import type { KeyTableRow } from './key-record-bytes.js';
 
@@ -59,10 +60,7 @@ function fromRecordRow(row: RecordRow): KeyTableRow {
     expiresAt: row.expires_at,
     previousKeyHash: row.previous_key_hash,
     previousKeyExpiresAt: row.previous_key_expires_at,
-    rateLimit:
-      row.rate_limit_requests !== null && row.rate_limit_per_seconds !== null
-        ? { requests: row.rate_limit_requests, perSeconds: row.rate_limit_per_seconds }
-        : null,
+    rateLimit: rateLimitOf(row),
   };
 }
 

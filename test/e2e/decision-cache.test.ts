@@ -5,6 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freshDatabase } from '../support/database.js';
 import { learntRecordsSettings } from '../support/key-table.js';
+import { cutListenConnections } from '../support/listen-connections.js';
 import { CLIENTS, createClient, uniqueName } from '../support/management.js';
 import { startNativeStack } from '../support/native-stack.js';
 import { sharedMemory } from '../support/shared-memory.js';
@@ -108,24 +109,21 @@ describe('revocation is pushed to every pair', () => {
   test('the LISTEN connection cut: the sidecar drops what it holds, listens again, and pushes are immediate again', async () => {
     const { id, token } = await newKey(a);
     expect((await call(b, '/api', token)).status).toBe(200);
+    await cutListenConnections(databaseUrl, 2);
+    // Both sidecars notice, invalidate everything, and listen again.
+    for (const stack of [a, b]) {
+      for (
+        let i = 0;
+        !(await stack.logs('gateway')).includes('listening for API client changes again');
+        i++
+      ) {
+        if (i > 200) throw new Error('the sidecar did not listen again');
+        await sleep(25);
+      }
+    }
     const admin = new pg.Client({ connectionString: databaseUrl });
     await admin.connect();
     try {
-      const cut = await admin.query(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'gateway-sidecar-listen' AND datname = current_database()",
-      );
-      expect(cut.rowCount).toBe(2);
-      // Both sidecars notice, invalidate everything, and listen again.
-      for (const stack of [a, b]) {
-        for (
-          let i = 0;
-          !(await stack.logs('gateway')).includes('listening for API client changes again');
-          i++
-        ) {
-          if (i > 200) throw new Error('the sidecar did not listen again');
-          await sleep(25);
-        }
-      }
       const listening = await admin.query(
         "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'gateway-sidecar-listen' AND datname = current_database()",
       );

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freshDatabase } from '../support/database.js';
 import { apiKeyQuestions, keyTableLoaded, metricsText } from '../support/key-table.js';
+import { cutListenConnections } from '../support/listen-connections.js';
 import { CLIENTS, createClient, uniqueName } from '../support/management.js';
 import { sample } from '../support/metrics-text.js';
 import { startNativeStack } from '../support/native-stack.js';
@@ -135,16 +136,7 @@ describe('two pairs on one database', () => {
     const asked = await apiKeyQuestions(metricsUrl(b));
     const logged = (await b.logs('gateway')).length;
 
-    const admin = new pg.Client({ connectionString: databaseUrl });
-    await admin.connect();
-    try {
-      const cut = await admin.query(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'gateway-sidecar-listen' AND datname = current_database()",
-      );
-      expect(cut.rowCount).toBe(2);
-    } finally {
-      await admin.end();
-    }
+    await cutListenConnections(databaseUrl, 2);
     // Deleted on A while B's feed is down: B hears nothing of it until it listens again.
     await remove(a, victim.id);
     expect((await call(a, victim.token)).status).toBe(401);
