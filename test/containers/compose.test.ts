@@ -126,6 +126,13 @@ describe('docker-compose.yml', () => {
     });
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers['x-request-id']).toMatch(/^[0-9a-f]{32}$/);
+    // Management is the sidecar's to decide every time: nginx asks it.
+    const listed = await http(`https://localhost:${port}/v1/management/api-clients?limit=1`, {
+      headers: apk(key),
+      tls: { ca, servername: 'localhost' },
+      connectTo: '127.0.0.1',
+    });
+    expect(listed.status).toBe(200);
 
     // docs/operating.md's look at the metrics, inside the gateway container (published nowhere):
     // ready, and nginx's Lua counters reach the sidecar through the shared control socket.
@@ -144,6 +151,8 @@ describe('docker-compose.yml', () => {
     expect(metrics).toMatch(
       /^gateway_auth_decisions_total\{method="apk",result="allowed"\} [1-9]/m,
     );
+    // Ready means nginx holds the key table: it decides every API key from it.
+    expect(metrics).toMatch(/^gateway_key_table_complete 1$/m);
     expect(metrics).not.toContain(key.split('.')[1]);
     // nginx knows the sidecar by name (gateway:8081) and asked it in one hop, on its own
     // socket (lua/gateway/sidecar_address.lua), not through the control socket.
