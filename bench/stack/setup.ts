@@ -56,6 +56,9 @@ export async function startStack(
     startGateway({ ...common, name: 'A', home: join(dir, 'a'), createKey: true }),
     startGateway({
       ...common,
+      // The static responder is B's application: without this the runner points default.conf
+      // back at its bundled engine (native/gateway.ts, repairDefaultConf) and starts it.
+      env: { ...common.env, GATEWAY_APP_UPSTREAM: fastUpstream.responder.upstream },
       name: 'B',
       home: join(dir, 'b'),
       createKey: false,
