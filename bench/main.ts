@@ -22,8 +22,11 @@ import { Cleanup } from './cleanup.js';
 import { type CpuSplit, cpuMeter } from './cpu-split.js';
 import { describeMachine } from './machine.js';
 import { parseOptions, UsageError } from './options.js';
+import { measureBalancerFlood } from './phases/balancer-flood.js';
+import { measureBearerFirstSight } from './phases/bearer-first-sight.js';
 import { fastTargets, phaseContext, targets } from './phases/context.js';
-import { measureFirstRequest } from './phases/first-request.js';
+import { measureDistinctKeys } from './phases/distinct-keys.js';
+import { CREATED_BEFORE_MS, measureFirstRequest } from './phases/first-request.js';
 import { measureFirstSightDuringList } from './phases/first-sight-during-list.js';
 import { FLOOD_CONNECTIONS } from './phases/flood.js';
 import { measureIdleChain } from './phases/idle-chain.js';
@@ -140,9 +143,15 @@ async function main(): Promise<number> {
         `  4 relays p50 ${idleChain.firstSight.p50.toFixed(2)} ms, p99 ${idleChain.firstSight.p99.toFixed(2)} ms; 2 relays p99 ${idleChain.seen.p99.toFixed(2)} ms`,
       );
     }
-    say(`fast rows: first request of ${options.freshKeys} fresh keys`);
+    say(
+      `fast rows: first request of ${options.freshKeys} clients created (on A) >= ${CREATED_BEFORE_MS} ms before`,
+    );
     const [fastFirstRequest, fastFirstRequestCpu] = await metered(() =>
       measureFirstRequest(ctx, stack.b, {}, 'bench-fresh-fast'),
+    );
+    say(`fast rows: first sight of ${options.freshKeys} bearer tokens`);
+    const [bearerFirstSight, bearerFirstSightCpu] = await meteredAttempt(() =>
+      measureBearerFirstSight(ctx, options.freshKeys),
     );
     say(`management: ${options.creates} creates, list of ${options.listClients} clients`);
     const [management, managementCpu] = await metered(() => measureManagement(ctx));
@@ -162,6 +171,16 @@ async function main(): Promise<number> {
       measureFirstSightDuringList(ctx),
     );
     await ctx.sampleMemory('list-alls');
+    // Issue 38's load rows, after the list-alls (whose table they would otherwise change).
+    say(
+      `fast rows: callers over ${options.distinctKeys} and ${options.distinctKeysLarge} distinct keys (${wrkLine})`,
+    );
+    const distinctKeys = await attempt(() => measureDistinctKeys(ctx));
+    say(
+      'fast rows: behind HAProxy, valid traffic beside a random-id flood and a no-credential one',
+    );
+    const balancerFlood = await attempt(() => measureBalancerFlood(ctx));
+    await ctx.sampleMemory('key table rows');
     say(
       `memory: load on A until ${options.memoryRequests} authenticated requests or the budget ends`,
     );
@@ -185,6 +204,10 @@ async function main(): Promise<number> {
         duringList,
         rateLimit,
         idleChain,
+        distinctKeys,
+        distinctKeySizes: [options.distinctKeys, options.distinctKeysLarge],
+        balancerFlood,
+        bearerFirstSight,
       },
       memory,
       memorySamples: ctx.memory,
@@ -195,6 +218,7 @@ async function main(): Promise<number> {
         revocation: revocationCpu,
         duringList: duringListCpu,
         idleChain: chainCpu,
+        bearerFirstSight: bearerFirstSightCpu,
       },
     });
     const code = await codeVersion(packageRoot);
@@ -239,6 +263,8 @@ async function main(): Promise<number> {
         cacheOffChanges: stack.fast.cacheOff.changes,
         gatewayMethods: 'API keys and OpenID Connect both on (settings file), A and B alike',
         flood: `a second wrk, -t1 -c${FLOOD_CONNECTIONS}, beside each "${fastTargets(stack).flooded?.name}" run: Authorization: apk <the API key's id>.<43 random base64url characters>, new per request`,
+        distinctKeys: `wrk -t${options.wrkThreads} -c${options.wrkConnections}, one of N keys (made by SQL) at random per request, gateway B and B's baseline alike`,
+        balancer: `HAProxy 2.6 (1 thread) in front of B; valid traffic as the fast API-key row through it; beside it a second wrk, -t1 -c${FLOOD_CONNECTIONS}, at ${options.balancerFloodShare} of the valid traffic's rate alone: apk <12 random digits>.<43 random base64url characters>, or no Authorization header`,
       },
       figures: rows,
       details: {
@@ -251,6 +277,9 @@ async function main(): Promise<number> {
           firstRequest: { ...fastFirstRequest, created: undefined, cpu: fastFirstRequestCpu },
           duringList: { ...duringList, cpu: duringListCpu },
           idleChain: { ...idleChain, cpu: chainCpu },
+          bearerFirstSight: { ...bearerFirstSight, cpu: bearerFirstSightCpu },
+          distinctKeys,
+          balancerFlood,
         },
         management: { ...management, cpu: managementCpu },
         revocation: { ...revocation, cpu: revocationCpu },

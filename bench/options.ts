@@ -31,6 +31,17 @@ export interface BenchOptions {
    */
   listAllClients: number;
   listAllProbes: number;
+  /**
+   * Issue 38: distinct keys the callers are spread over (uniformly), in two rows: the smaller
+   * set is the first part of the larger. Made by SQL; gateway B's replica holds them all.
+   */
+  distinctKeys: number;
+  distinctKeysLarge: number;
+  /**
+   * Issue 38's balancer row: each flood's fixed rate, as a share of the valid traffic's maximum
+   * rate through the balancer alone (measured in its warm-up).
+   */
+  balancerFloodShare: number;
   /** Keys deleted while both pairs use them, and how many at once. */
   revocations: number;
   revocationBatch: number;
@@ -66,6 +77,9 @@ const FULL: Omit<BenchOptions, 'outDir'> = {
   listRuns: 5,
   listAllClients: 100_000,
   listAllProbes: 200,
+  distinctKeys: 10_000,
+  distinctKeysLarge: 100_000,
+  balancerFloodShare: 0.5,
   revocations: 100,
   // One delete at a time: four pollers, each asking back to back (revocation.ts).
   revocationBatch: 1,
@@ -75,8 +89,11 @@ const FULL: Omit<BenchOptions, 'outDir'> = {
   // list-all phase's fill, creates and probes about 10 s), the memory phase in what is left
   // (30 to 40 s, as before issue 23). Issue 22's rate-limit rows add about 30 s and the
   // revocation phase, one delete at a time, about 25 s. `npm run bench` builds first (15 to
-  // 30 s): the whole command takes about 7.5 minutes.
-  budgetSeconds: 420,
+  // 30 s): the whole command takes about 7.5 minutes. Issue 38's rows add about 140 s (the
+  // distinct keys: two sizes, two targets, warm-ups and 4 rounds of 4 s, about 80 s with the
+  // inserts; the balancer's two floods about 45 s; 1000 bearer tokens issued and presented,
+  // about 10 s): about 10 minutes.
+  budgetSeconds: 560,
 };
 
 const QUICK: Omit<BenchOptions, 'outDir'> = {
@@ -92,9 +109,12 @@ const QUICK: Omit<BenchOptions, 'outDir'> = {
   listRuns: 2,
   // The same table as a full run (the fill takes a few seconds): the figure keeps its meaning.
   listAllProbes: 50,
+  // The rows' shape (a smaller set inside a larger one), not their size.
+  distinctKeys: 1_000,
+  distinctKeysLarge: 10_000,
   revocations: 10,
   memoryRequests: 20_000,
-  budgetSeconds: 150,
+  budgetSeconds: 190,
 };
 
 const NUMERIC: Record<string, keyof BenchOptions> = {
@@ -110,6 +130,9 @@ const NUMERIC: Record<string, keyof BenchOptions> = {
   '--list-clients': 'listClients',
   '--list-all-clients': 'listAllClients',
   '--list-all-probes': 'listAllProbes',
+  '--distinct-keys': 'distinctKeys',
+  '--distinct-keys-large': 'distinctKeysLarge',
+  '--balancer-flood-share': 'balancerFloodShare',
   '--revocations': 'revocations',
   '--revocation-batch': 'revocationBatch',
   '--memory-requests': 'memoryRequests',

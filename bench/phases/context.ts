@@ -1,5 +1,5 @@
 import type { Budget } from '../budget.js';
-import type { CpuSplit } from '../cpu-split.js';
+import type { CpuSplit, ProcessRoots } from '../cpu-split.js';
 import { cpuWindow } from '../cpu-split.js';
 import type { BenchOptions } from '../options.js';
 import { rssMb } from '../rss.js';
@@ -32,16 +32,22 @@ export interface PhaseContext {
   /** Samples the sidecars' RSS now, labelled with the phase that just ended. */
   sampleMemory(at: string): Promise<void>;
   memory: MemorySample[];
+  /**
+   * Processes a phase started for itself (the balancer), whose CPU its runs account for beside
+   * the stack's; the phase removes them when it stops them.
+   */
+  extraRoots: ProcessRoots;
 }
 
 export function phaseContext(
-  init: Omit<PhaseContext, 'countA' | 'sampleMemory' | 'memory'>,
+  init: Omit<PhaseContext, 'countA' | 'sampleMemory' | 'memory' | 'extraRoots'>,
 ): PhaseContext {
   let requestsA = 0;
   const memory: MemorySample[] = [];
   return {
     ...init,
     memory,
+    extraRoots: {},
     countA(n) {
       requestsA += n;
     },
@@ -194,6 +200,7 @@ async function measureAlone(
   const window = seconds >= 2 ? seconds - 1 : 0;
   const roots = () => ({
     ...ctx.stack.roots(wrkPid),
+    ...ctx.extraRoots,
     ...(floodPid ? { 'wrk flood': floodPid() } : {}),
   });
   const cpu = window > 0 ? cpuWindow(roots, 0.5, window) : Promise.resolve(null);

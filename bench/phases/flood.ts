@@ -18,6 +18,8 @@ export interface Flood {
   headers: Record<string, string>;
   /** The id of the key under attack (the valid traffic's own client). */
   clientId: string;
+  /** Another flood than FLOOD (with its own arguments): the balancer row's fixed-rate floods. */
+  script?: { lua: string; args: string[] };
 }
 
 /** One flood, from its start (LEAD_MS before the measured run) to the measured run's end. */
@@ -55,8 +57,8 @@ export async function alongsideFlood<T>(
     seconds: seconds + 10,
     threads: 1,
     connections: FLOOD_CONNECTIONS,
-    script: FLOOD,
-    scriptArgs: [flood.clientId, String(randomInt(2 ** 31))],
+    script: flood.script?.lua ?? FLOOD,
+    scriptArgs: flood.script?.args ?? [flood.clientId, String(randomInt(2 ** 31))],
     scriptDir: where.scriptDir,
     onStart: (p) => {
       pid = p;

@@ -6,6 +6,8 @@ import type { PhaseContext } from './context.js';
 export interface CreatedKey {
   id: number;
   token: string;
+  /** performance.now() when its creation was answered (201). */
+  createdAt: number;
 }
 
 /** Creates `count` non-admin clients with keys through gateway A's management API (set-up). */
@@ -27,7 +29,7 @@ export async function createKeys(
       );
       if (res.status !== 201) throw new Error(`creating a key: ${res.status} ${res.text}`);
       const body = JSON.parse(res.text) as { api_key_id: number; token: string };
-      return { id: body.api_key_id, token: body.token };
+      return { id: body.api_key_id, token: body.token, createdAt: res.endAt };
     });
   } finally {
     client.close();

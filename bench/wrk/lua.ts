@@ -145,3 +145,93 @@ ${COUNTING}`;
  * how many 200s a client hammering its limit gets). The request is wrk's pre-built one.
  */
 export const COUNT_STATUSES = COUNTING;
+
+/**
+ * Callers spread uniformly over many keys (issue 38): the file given as first argument holds one
+ * whole Authorization value per line; every request draws one of them at random (uniform, with
+ * replacement), so with 10^5 keys nearly every request is another caller's. The request is built
+ * once around a placeholder; per request only the credential is spliced in (one random draw,
+ * one concatenation). Arguments: the file, a random seed.
+ */
+export const RANDOM_CREDENTIAL = `
+local credentials = {}
+local head, tail
+function init(args)
+  math.randomseed(tonumber(args[2]))
+  for line in io.lines(args[1]) do
+    if #line > 0 then credentials[#credentials + 1] = line end
+  end
+  local headers = {}
+  for name, value in pairs(wrk.headers) do headers[name] = value end
+  headers['Authorization'] = '@CREDENTIAL@'
+  local request = wrk.format(nil, nil, headers)
+  local at = request:find('@CREDENTIAL@', 1, true)
+  head = request:sub(1, at - 1)
+  tail = request:sub(at + 12)
+end
+function request()
+  return head .. credentials[math.random(#credentials)] .. tail
+end
+${DONE}`;
+
+/**
+ * A flood at a fixed rate, the attacker behind a balancer (issue 38), counting answers by
+ * status. Mode 'random-id': every request presents 'apk <random id>.<random secret>', a 12-digit
+ * id no client has (the table's ids are far smaller) and 43 random base64url characters, so no
+ * request repeats an id; mode 'none': the same request with no Authorization header at all.
+ * The rate is held as FIXED_RATE holds it (a schedule of send slots per thread), so both modes
+ * offer the same load whatever each answer costs. Arguments: the interval in ms between sends
+ * of one thread, a random seed, the mode.
+ */
+export const FIXED_RATE_FLOOD = `
+local ffi = require("ffi")
+ffi.cdef[[
+typedef struct { long tv_sec; long tv_nsec; } bench_flood_timespec;
+int clock_gettime(int clk, bench_flood_timespec *tp);
+]]
+local ts = ffi.new("bench_flood_timespec")
+local function now_ms()
+  ffi.C.clock_gettime(1, ts) -- CLOCK_MONOTONIC
+  return tonumber(ts.tv_sec) * 1000 + tonumber(ts.tv_nsec) / 1e6
+end
+local alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+local interval = 1
+local next_at = 0
+local random_id = false
+local fixed, head, tail
+local secret = {}
+local id = {}
+function init(args)
+  interval = tonumber(args[1])
+  math.randomseed(tonumber(args[2]))
+  random_id = args[3] == 'random-id'
+  local headers = {}
+  for name, value in pairs(wrk.headers) do headers[name] = value end
+  if random_id then
+    headers['Authorization'] = 'apk @ID@.@SECRET@'
+    local request = wrk.format(nil, nil, headers)
+    local at = request:find('@ID@.@SECRET@', 1, true)
+    head = request:sub(1, at - 1)
+    tail = request:sub(at + 13)
+  else
+    headers['Authorization'] = nil
+    fixed = wrk.format(nil, nil, headers)
+  end
+  next_at = now_ms()
+end
+function delay()
+  local now = now_ms()
+  next_at = next_at + interval
+  if next_at < now - 100 then next_at = now end
+  local wait = next_at - now
+  if wait <= 0 then return 0 end
+  return math.floor(wait)
+end
+function request()
+  if not random_id then return fixed end
+  id[1] = 48 + math.random(9)
+  for i = 2, 12 do id[i] = 47 + math.random(10) end
+  for i = 1, 43 do secret[i] = alphabet:byte(math.random(64)) end
+  return head .. string.char(unpack(id)) .. '.' .. string.char(unpack(secret)) .. tail
+end
+${COUNTING}`;

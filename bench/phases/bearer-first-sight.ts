@@ -1,0 +1,61 @@
+import { Client, inParallel } from '../load/client.js';
+import { BENCH_PATH } from '../stack/engine-session.js';
+import { BEARER_CLIENT } from '../stack/oidc.js';
+import { percentile } from '../stats.js';
+import type { PhaseContext } from './context.js';
+
+export interface BearerFirstSightResult {
+  tokens: number;
+  /** Latency of each new token's first (and only) request, ms (client side, keep-alive). */
+  fresh: { p50: number; p99: number; max: number };
+  /** The seen API key on the same connection, interleaved, as in the first-request rows. */
+  seen: { p50: number; p99: number };
+  /** Answers other than 200: any makes the row invalid. */
+  failures: number;
+}
+
+/**
+ * Issue 38: a bearer token's first sight on gateway B. `count` tokens are issued by the
+ * provider beforehand (client credentials for the bench's token client, each a new JWT), then
+ * each is presented once, one at a time on one keep-alive connection, every one followed by the
+ * seen API key (the first-request rows' method): nginx has decided nothing about any of these
+ * tokens, so each is verified by the sidecar (signature with cached keys, claims) and its
+ * client's record looked up. Reported against the idle chain's p99 (a first sight's wake-ups
+ * through processes that do nothing), measured just before.
+ */
+export async function measureBearerFirstSight(
+  ctx: PhaseContext,
+  count: number,
+): Promise<BearerFirstSightResult> {
+  const { b, oidc, apiKey } = ctx.stack;
+  // Issued before anything is timed: signing (RS256) runs in this process, as the provider does.
+  const tokens = await inParallel(Array.from({ length: count }), 4, () =>
+    oidc.provider.issueToken(BEARER_CLIENT),
+  );
+  if (new Set(tokens).size !== tokens.length) throw new Error('the provider issued a token twice');
+  const client = new Client(b.url, b.ca, 1);
+  const fresh: number[] = [];
+  const seen: number[] = [];
+  let failures = 0;
+  try {
+    const ask = (authorization: string) =>
+      client.send('GET', BENCH_PATH, { Authorization: authorization });
+    await ask(`apk ${apiKey}`); // the connection's TLS handshake is not part of any figure
+    for (const token of tokens) {
+      const first = await ask(`Bearer ${token}`);
+      if (first.status !== 200) failures += 1;
+      fresh.push(first.ms);
+      const again = await ask(`apk ${apiKey}`);
+      if (again.status !== 200) failures += 1;
+      seen.push(again.ms);
+    }
+  } finally {
+    client.close();
+  }
+  return {
+    tokens: tokens.length,
+    fresh: { p50: percentile(fresh, 50), p99: percentile(fresh, 99), max: percentile(fresh, 100) },
+    seen: { p50: percentile(seen, 50), p99: percentile(seen, 99) },
+    failures,
+  };
+}

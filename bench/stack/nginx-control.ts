@@ -1,0 +1,183 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { CONTROL } from '../../common/contract.js';
+import { gatewayHome } from '../../native/home.js';
+import { readControlSocket } from '../../sidecar/control-socket-read.js';
+
+/**
+ * What the bench reads from a gateway's nginx besides its answers: the Lua counters and the key
+ * table's state on the control socket (the sidecar's own reads), and the shared memory nginx
+ * mapped (/proc). Every read gives null when nginx has no such thing (an nginx from before the
+ * key table answers 404): rows then say so instead of failing.
+ */
+
+/** The control socket's location of the key table's replica (issue 38, common/contract.ts). */
+export const KEY_TABLE_PATH = '/key-table';
+
+/** The control socket of a native gateway started in `home`. */
+export const controlSocketOf = (home: string) => gatewayHome(home).controlSocket;
+
+export type LuaCounters = Record<string, number>;
+
+/** nginx's Lua counters (cache_miss, key_hit, module_hit, refused_401...), or null. */
+export async function luaCounters(socket: string): Promise<LuaCounters | null> {
+  const answer = await readControlSocket(socket, CONTROL.metrics, 'GET', 2_000, 256 * 1024);
+  if (answer?.status !== 200) return null;
+  try {
+    const value = JSON.parse(answer.text) as Record<string, unknown>;
+    const out: LuaCounters = {};
+    for (const [k, v] of Object.entries(value)) if (typeof v === 'number') out[k] = v;
+    return out;
+  } catch {
+    return null;
+  }
+}
+
+/** Pure: what each counter grew by from `before` to `after` (a counter absent counts 0). */
+export function counterGrowth(
+  before: LuaCounters | null,
+  after: LuaCounters | null,
+): LuaCounters | null {
+  if (!before || !after) return null;
+  const out: LuaCounters = {};
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const grown = (after[key] ?? 0) - (before[key] ?? 0);
+    if (grown !== 0) out[key] = grown;
+  }
+  return out;
+}
+
+/** The key table's state as nginx answers `GET /key-table` (lua/gateway/key_table.lua). */
+export interface KeyTableState {
+  phase: string | null;
+  records: number;
+  capacityBytes: number;
+  freeBytes: number;
+  /** Bytes of the dict in use: capacity − free (the slab pages nginx handed out). */
+  usedBytes: number;
+  full: boolean;
+  /** Seconds the last full load took, as nginx noted it. */
+  loadSeconds: number | null;
+  position: string | null;
+}
+
+/** Pure: the state from the control socket's JSON, or null if it is not that. */
+export function parseKeyTableState(text: string): KeyTableState | null {
+  let value: Record<string, unknown>;
+  try {
+    value = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  const num = (k: string) => (typeof value[k] === 'number' ? (value[k] as number) : null);
+  const capacity = num('capacity_bytes');
+  const free = num('free_bytes');
+  if (capacity === null || free === null) return null;
+  return {
+    phase: typeof value.phase === 'string' ? value.phase : null,
+    records: num('records') ?? 0,
+    capacityBytes: capacity,
+    freeBytes: free,
+    usedBytes: capacity - free,
+    full: value.full === true,
+    loadSeconds: num('load_seconds') ?? num('load_s'),
+    position: typeof value.position === 'string' ? value.position : null,
+  };
+}
+
+/** The key table's state, or null when this nginx holds none (or does not answer). */
+export async function keyTableState(socket: string): Promise<KeyTableState | null> {
+  const answer = await readControlSocket(socket, KEY_TABLE_PATH, 'GET', 2_000, 64 * 1024);
+  return answer?.status === 200 ? parseKeyTableState(answer.text) : null;
+}
+
+/**
+ * Waits until nginx's replica is complete and holds at least `records` records, and its count
+ * has stopped moving (two reads 300 ms apart agree): the rows inserted by SQL have all reached
+ * nginx through the change feed. Gives the last state read (null: no key table, nothing to wait
+ * for) and the seconds waited; `settled` false when `timeoutMs` passed first.
+ */
+export async function waitForKeyTable(
+  socket: string,
+  records: number,
+  timeoutMs: number,
+): Promise<{ state: KeyTableState | null; seconds: number; settled: boolean }> {
+  const started = performance.now();
+  let last = await keyTableState(socket);
+  if (!last) return { state: null, seconds: 0, settled: true };
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 300));
+    const now = await keyTableState(socket);
+    const seconds = (performance.now() - started) / 1000;
+    if (!now) return { state: last, seconds, settled: false };
+    const done = now.phase === 'complete' && now.records >= records && now.records === last.records;
+    last = now;
+    if (done) return { state: now, seconds, settled: true };
+    if (performance.now() - started > timeoutMs) return { state: now, seconds, settled: false };
+  }
+}
+
+/** One shared-memory mapping of nginx (a zone: a shared dict, the decision cache, ...). */
+export interface SharedMapping {
+  sizeKb: number;
+  rssKb: number;
+}
+
+/**
+ * Pure: nginx's shared zones in a /proc/<pid>/smaps text. nginx maps each zone as shared
+ * anonymous memory, which the kernel names `/dev/zero (deleted)` (or `SYSV...` for System V
+ * shm); everything else (libraries, heap, stacks) is left out.
+ */
+export function sharedMappings(smaps: string): SharedMapping[] {
+  const out: SharedMapping[] = [];
+  let current: SharedMapping | null = null;
+  for (const line of smaps.split('\n')) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ (\S{4}) \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (head) {
+      const [, perms, path] = head;
+      const shared = perms!.endsWith('s') && /^(\/dev\/zero \(deleted\)|\/SYSV)/.test(path!);
+      current = shared ? { sizeKb: 0, rssKb: 0 } : null;
+      if (current) out.push(current);
+      continue;
+    }
+    if (!current) continue;
+    const field = /^(Size|Rss):\s+(\d+) kB$/.exec(line);
+    if (field?.[1] === 'Size') current.sizeKb = Number(field[2]);
+    if (field?.[1] === 'Rss') current.rssKb = Number(field[2]);
+  }
+  return out;
+}
+
+/**
+ * nginx's shared memory, from /proc: every zone's size (what nginx reserved) and, per zone, the
+ * largest resident part any of its processes has touched (a page a worker wrote is resident in
+ * that worker's map; the master touches little after start). In MB; null without /proc access.
+ */
+export async function nginxSharedMemory(
+  masterPid: number | undefined,
+): Promise<{ zones: { sizeMb: number; residentMb: number }[]; totalMb: number } | null> {
+  if (masterPid === undefined) return null;
+  const pids = [masterPid, ...(await childrenOf(masterPid))];
+  const perPid: SharedMapping[][] = [];
+  for (const pid of pids) {
+    const text = await readFile(`/proc/${pid}/smaps`, 'utf8').catch(() => null);
+    if (text !== null) perPid.push(sharedMappings(text));
+  }
+  const first = perPid[0];
+  if (!first) return null;
+  const zones = first.map((zone, i) => ({
+    sizeMb: zone.sizeKb / 1024,
+    residentMb: Math.max(...perPid.map((m) => m[i]?.rssKb ?? 0)) / 1024,
+  }));
+  return { zones, totalMb: zones.reduce((a, z) => a + z.sizeMb, 0) };
+}
+
+async function childrenOf(pid: number): Promise<number[]> {
+  const tasks = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
+  const children: number[] = [];
+  for (const task of tasks) {
+    const text = await readFile(`/proc/${pid}/task/${task}/children`, 'utf8').catch(() => '');
+    for (const c of text.trim().split(/\s+/)) if (c) children.push(Number(c));
+  }
+  return children;
+}
