@@ -6,6 +6,10 @@
  * the list and after it), first-sight API keys (never presented before, so nginx asks the
  * sidecar) one at a time while idle and while list-alls run back to back, creates, and pages of
  * 100 deep in the table. `--sizes 10000,100000` picks other sizes.
+ * Then issue 38's row (bench/scale/distinct-keys.ts): callers spread uniformly over 10^6
+ * distinct keys against the same nginx with authentication off, on a gateway of its own with
+ * the static responder behind it, and the shared memory its key table takes
+ * (`--distinct-keys N`, 0 to skip; `--key-table-size 256m`).
  * Everything started is stopped and the temporary directory removed, however the run ends.
  */
 import { randomBytes } from 'node:crypto';
@@ -25,6 +29,14 @@ import { startGateway } from '../stack/gateway.js';
 import { startSharedDatabase } from '../stack/postgres.js';
 import { CLIENTS_PATH } from '../stack/setup.js';
 import { percentile } from '../stats.js';
+import { ensureWrk } from '../wrk/install.js';
+import {
+  measureScaleDistinctKeys,
+  parseDistinctKeys,
+  SCALE_DISTINCT_MIN,
+  SCALE_SHARED_MEMORY_MAX_MB,
+  type ScaleDistinctKeys,
+} from './distinct-keys.js';
 
 interface Row {
   size: number;
@@ -60,6 +72,7 @@ function parseSizes(argv: string[]): number[] {
 
 async function main(): Promise<void> {
   const sizes = parseSizes(process.argv.slice(2));
+  const distinct = parseDistinctKeys(process.argv.slice(2));
   const started = performance.now();
   const say = (line: string) =>
     process.stdout.write(
@@ -110,6 +123,31 @@ async function main(): Promise<void> {
       });
     }
     process.stdout.write(`\n${table(rows)}\n`);
+    if (distinct.keys > 0) {
+      const wrk = await ensureWrk(say);
+      say(`distinct keys: ${distinct.keys} keys, key_table.size ${distinct.keyTableSize}`);
+      try {
+        const row = await measureScaleDistinctKeys(
+          dir,
+          cleanup,
+          wrk,
+          {
+            ...distinct,
+            seconds: 4,
+            rounds: 4,
+            warmupSeconds: 3,
+            connections: 32,
+          },
+          say,
+        );
+        process.stdout.write(`\n${distinctTable(row)}\n`);
+      } catch (err) {
+        process.stdout.write(
+          `\nissue 38 at ${distinct.keys} distinct keys: NOT MEASURED: ${(err as Error).message.split('\n', 1)[0]}\n`,
+        );
+        process.exitCode = 1;
+      }
+    }
   } finally {
     await cleanup.runAll(say);
   }
@@ -291,6 +329,72 @@ main().then(
     process.exit(1);
   },
 );
+
+/** Issue 38's scale row, each figure with its target. */
+function distinctTable(r: ScaleDistinctKeys): string {
+  const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
+  const t = r.keyTable;
+  const shm = r.sharedMemory;
+  const verdict = (pass: boolean) => (pass ? 'PASS' : 'FAIL');
+  const ratioPass = r.errors === 0 && r.ratio >= SCALE_DISTINCT_MIN;
+  const rows: string[][] = [
+    [
+      `callers over ${r.keys} distinct keys (uniform) ÷ auth off`,
+      `${r.ratio.toFixed(3)} (gateway ${Math.round(r.gateway.rps)} req/s: ${r.gateway.runs.join('/')}; ` +
+        `baseline ${Math.round(r.baseline.rps)}: ${r.baseline.runs.join('/')}; p99 ` +
+        `${r.gateway.p99.toFixed(2)} vs ${r.baseline.p99.toFixed(2)} ms${r.errors ? `; INVALID: ${r.errors} errors` : ''})`,
+      `>= ${SCALE_DISTINCT_MIN}`,
+      verdict(ratioPass),
+    ],
+    [
+      "nginx's shared memory, every zone (reserved, /proc/<pid>/smaps)",
+      shm
+        ? `${shm.totalMb.toFixed(1)} MB in ${shm.zones.length} zones (${shm.zones.map((z) => `${z.sizeMb.toFixed(0)}/${z.residentMb.toFixed(0)}`).join(', ')} MB reserved/resident)`
+        : 'not read',
+      `<= ${SCALE_SHARED_MEMORY_MAX_MB} MB`,
+      shm ? verdict(shm.totalMb <= SCALE_SHARED_MEMORY_MAX_MB) : '',
+    ],
+    [
+      `the key table (key_table.size ${r.keyTableSize ?? 'not a setting here'})`,
+      t
+        ? `${t.records} records, ${mb(t.usedBytes)} of ${mb(t.capacityBytes)} MB used ` +
+          `(${t.records > 0 ? Math.round(t.usedBytes / t.records) : '-'} bytes a record), phase ${t.phase}${t.full ? ', FULL' : ''}`
+        : 'no key table (GET /key-table on the control socket: none)',
+      '(reference)',
+      '',
+    ],
+    [
+      'the replica loaded at start',
+      t
+        ? `complete ${r.loadWaitSeconds.toFixed(1)} s after the gateway was started` +
+          (t.loadSeconds !== null ? `; nginx noted a load of ${t.loadSeconds.toFixed(1)} s` : '') +
+          (Object.keys(r.sidecarGauges).length
+            ? `; sidecar: ${Object.entries(r.sidecarGauges)
+                .map(([k, v]) => `${k} ${v}`)
+                .join(', ')}`
+            : '')
+        : '-',
+      '(reference)',
+      '',
+    ],
+    [
+      'nginx asked its sidecar during the gateway runs (cache_miss)',
+      r.counters
+        ? `${r.counters.cache_miss ?? 0} times for ${r.gateway.requests} requests (key_hit ${r.counters.key_hit ?? 0}, module_hit ${r.counters.module_hit ?? 0})`
+        : 'not read',
+      '(reference)',
+      '',
+    ],
+  ];
+  const out = [
+    `issue 38 at ${r.keys} distinct keys (insert ${r.insertSeconds.toFixed(1)} s; gateway with the static responder; wrk -t1 -c32, 4 rounds of 4 s)`,
+    '| figure | measured | target | result |',
+    '|---|---|---|---|',
+    ...rows.map((cells) => `| ${cells.join(' | ')} |`),
+  ];
+  if (r.cpu) out.push(`cores during the gateway runs: ${formatSplit(r.cpu)}`);
+  return out.join('\n');
+}
 
 function formatSplit(split: Record<string, number>): string {
   return Object.entries(split)

@@ -20,6 +20,8 @@ export interface BenchGateway {
   adminKey: string;
   /** The certificate nginx serves (self-signed, CN `localhost`): what clients trust. */
   ca: string;
+  /** The sidecar's metrics listener (`http://127.0.0.1:<port>`, GET /metrics). */
+  metricsUrl: string;
   configDir: string;
   appSocket: string;
   pids: GatewayPids;
@@ -69,6 +71,7 @@ export async function startGateway(start: GatewayStart): Promise<BenchGateway> {
     url: gateway.loopbackUrl,
     adminKey: gateway.adminKey,
     ca: gateway.ca,
+    metricsUrl: gateway.metricsUrl,
     configDir: gateway.configDir,
     appSocket: join(start.home, 'run', 'app.sock'),
     pids: {
