@@ -75,7 +75,7 @@ export async function insertKeyedClients(
     } else {
       // Another writer drew from the sequence meanwhile: read this batch's ids back.
       const back = await db.query<string[]>({
-        text: "SELECT id::text FROM api_clients WHERE name LIKE 'keys-' || $1 || '-%' AND id BETWEEN $2 AND $3 ORDER BY id",
+        text: "SELECT id::text FROM api_clients WHERE name LIKE 'keys-' || $1 || '-%' AND id BETWEEN $2 AND $3 ORDER BY api_clients.id",
         values: [tag, lo, hi],
         rowMode: 'array',
       });
