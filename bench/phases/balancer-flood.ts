@@ -1,6 +1,12 @@
 import { randomInt } from 'node:crypto';
 import { type Balancer, startBalancer } from '../stack/balancer.js';
 import { BENCH_PATH } from '../stack/engine-session.js';
+import {
+  controlSocketOf,
+  counterGrowth,
+  flushedCounters,
+  type LuaCounters,
+} from '../stack/nginx-control.js';
 import { FIXED_RATE_FLOOD, MAX_RATE } from '../wrk/lua.js';
 import { type Aggregate, aggregate } from './aggregate.js';
 import { type MeasuredRun, measure, type PhaseContext, type Target } from './context.js';
@@ -20,6 +26,11 @@ export interface BalancerFloodResult {
   randomIdFlood: FloodSummary;
   noneFlood: FloodSummary;
   ratio: number;
+  /**
+   * What B's Lua counters grew by over the rounds (cache_miss: the random ids nginx asked its
+   * sidecar about; the valid key and the credential-less requests never ask); null: not read.
+   */
+  counters: LuaCounters | null;
 }
 
 /**
@@ -73,6 +84,8 @@ export async function measureBalancerFlood(ctx: PhaseContext): Promise<BalancerF
       [randomId, []],
       [none, []],
     ]);
+    const socket = controlSocketOf(b.home);
+    const before = await flushedCounters(socket);
     for (let round = 0; round < ctx.options.rounds; round += 1) {
       for (const target of round % 2 === 0 ? [randomId, none] : [none, randomId]) {
         // A fresh seed per run: no two runs present the same ids.
@@ -84,6 +97,7 @@ export async function measureBalancerFlood(ctx: PhaseContext): Promise<BalancerF
         );
       }
     }
+    const counters = counterGrowth(before, await flushedCounters(socket));
     const of = (t: Target) => aggregate(t.name, runs.get(t)!);
     const flood = (t: Target) => summariseFlood(runs.get(t)!.map((r) => r.flood!));
     const r = of(randomId);
@@ -96,6 +110,7 @@ export async function measureBalancerFlood(ctx: PhaseContext): Promise<BalancerF
       randomIdFlood: flood(randomId),
       noneFlood: flood(none),
       ratio: r.rps / n.rps,
+      counters,
     };
   } finally {
     delete ctx.extraRoots.haproxy;

@@ -9,9 +9,9 @@ import {
 import {
   controlSocketOf,
   counterGrowth,
+  flushedCounters,
   type KeyTableState,
   type LuaCounters,
-  luaCounters,
   waitForKeyTable,
 } from '../stack/nginx-control.js';
 import { RANDOM_CREDENTIAL } from '../wrk/lua.js';
@@ -95,19 +95,18 @@ export async function measureDistinctKeys(ctx: PhaseContext): Promise<DistinctKe
       [baseline, []],
       [gateway, []],
     ]);
-    let counters: LuaCounters | null = {};
+    // Only the gateway's runs reach B: its counters' growth over the rounds is theirs.
+    const before = await flushedCounters(socket);
     for (let round = 0; round < ctx.options.rounds; round += 1) {
       for (const target of round % 2 === 0 ? [baseline, gateway] : [gateway, baseline]) {
-        const before = target === gateway ? await luaCounters(socket) : null;
         const run = await measure(ctx, target, ctx.options.seconds, RANDOM_CREDENTIAL, args());
-        if (target === gateway)
-          counters = addCounters(counters, counterGrowth(before, await luaCounters(socket)));
         runs.get(target)!.push(run);
         ctx.say(
           `  round ${round + 1} ${target.name.padEnd(18)} ${Math.round(run.rps)} req/s, p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms`,
         );
       }
     }
+    const counters = counterGrowth(before, await flushedCounters(socket));
     const base = aggregate(baseline.name, runs.get(baseline)!);
     const gw = aggregate(gateway.name, runs.get(gateway)!);
     rows.push({
@@ -123,14 +122,6 @@ export async function measureDistinctKeys(ctx: PhaseContext): Promise<DistinctKe
     });
   }
   return { rows };
-}
-
-/** Sums counter growths; null as soon as one could not be read. */
-function addCounters(sum: LuaCounters | null, more: LuaCounters | null): LuaCounters | null {
-  if (!sum || !more) return null;
-  const out = { ...sum };
-  for (const [k, n] of Object.entries(more)) out[k] = (out[k] ?? 0) + n;
-  return out;
 }
 
 async function keyedClientCount(databaseUrl: string): Promise<number> {

@@ -4,8 +4,8 @@ import type { BenchGateway } from '../stack/gateway.js';
 import {
   controlSocketOf,
   counterGrowth,
+  flushedCounters,
   type LuaCounters,
-  luaCounters,
 } from '../stack/nginx-control.js';
 import { percentile } from '../stats.js';
 import type { PhaseContext } from './context.js';
@@ -64,7 +64,7 @@ export async function measureFirstRequest(
     const ask = (key: string) =>
       client.send('GET', BENCH_PATH, { ...headers, Authorization: `apk ${key}` });
     await ask(apiKey); // the connection's TLS handshake is not part of any figure
-    const before = await luaCounters(socket);
+    const before = await flushedCounters(socket);
     for (const key of created) {
       // Keys are used in the order they were created, all after the last creation: only the
       // first few can be younger than CREATED_BEFORE_MS, and wait for it.
@@ -78,7 +78,7 @@ export async function measureFirstRequest(
       if (again.status !== 200) failures += 1;
       seen.push(again.ms);
     }
-    counters = counterGrowth(before, await luaCounters(socket));
+    counters = counterGrowth(before, await flushedCounters(socket));
   } finally {
     client.close();
   }

@@ -150,7 +150,8 @@ export function balancerFloodFigure(r: Outcome<BalancerFloodResult>): RawFigure 
       `${Math.round(r.randomId.rps)} req/s, beside no credential ${Math.round(r.none.rps)} req/s; ` +
       `each flood (wrk -t1 -c${FLOOD_CONNECTIONS}) offered ${r.floodRate} req/s: random ids got ` +
       `${Math.round(r.randomIdFlood.rps)} req/s (${statuses(r.randomIdFlood.statuses)}), no ` +
-      `credential ${Math.round(r.noneFlood.rps)} req/s (${statuses(r.noneFlood.statuses)})`,
+      `credential ${Math.round(r.noneFlood.rps)} req/s (${statuses(r.noneFlood.statuses)})` +
+      asked(r.counters, r.randomIdFlood.requests, 'random-id requests'),
   };
 }
 

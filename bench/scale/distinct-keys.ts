@@ -16,10 +16,10 @@ import { startGateway } from '../stack/gateway.js';
 import {
   controlSocketOf,
   counterGrowth,
+  flushedCounters,
   type KeyTableState,
   keyTableState,
   type LuaCounters,
-  luaCounters,
   nginxSharedMemory,
   waitForKeyTable,
 } from '../stack/nginx-control.js';
@@ -171,7 +171,8 @@ export async function measureScaleDistinctKeys(
     say(`distinct keys: warm-up ${name}: ${Math.round(warm.rps)} req/s`);
   }
   const runs: Record<'baseline' | 'gateway', WrkResult[]> = { baseline: [], gateway: [] };
-  let counters: LuaCounters | null = {};
+  // Only the gateway's runs reach it: its counters' growth over the rounds is theirs.
+  const before = await flushedCounters(socket);
   const roots = {
     nginx: gw.pids.nginx,
     sidecar: gw.pids.sidecar,
@@ -183,23 +184,19 @@ export async function measureScaleDistinctKeys(
     const order =
       round % 2 === 0 ? (['baseline', 'gateway'] as const) : (['gateway', 'baseline'] as const);
     for (const which of order) {
-      const before = which === 'gateway' ? await luaCounters(socket) : null;
       let wrkPid: number | undefined;
       const stop = which === 'gateway' ? await cpuMeter(() => ({ ...roots, wrk: wrkPid })) : null;
       const r = await run(which === 'gateway' ? gw.url : baseline.url, o.seconds, (pid) => {
         wrkPid = pid;
       });
       if (stop) splits.push(await stop());
-      if (which === 'gateway') {
-        const grown = counterGrowth(before, await luaCounters(socket));
-        counters = counters && grown ? sum(counters, grown) : null;
-      }
       runs[which].push(r);
       say(
         `distinct keys: round ${round + 1} ${which.padEnd(8)} ${Math.round(r.rps)} req/s, p99 ${r.p99.toFixed(2)} ms`,
       );
     }
   }
+  const counters = counterGrowth(before, await flushedCounters(socket));
   const after = await keyTableState(socket);
   const of = (rs: WrkResult[]) => ({
     rps: rs.reduce((a, r) => a + r.requests, 0) / rs.reduce((a, r) => a + r.seconds, 0),
@@ -230,12 +227,6 @@ export async function measureScaleDistinctKeys(
     counters,
     cpu: splits.length ? meanSplit(splits) : null,
   };
-}
-
-function sum(a: LuaCounters, b: LuaCounters): LuaCounters {
-  const out = { ...a };
-  for (const [k, n] of Object.entries(b)) out[k] = (out[k] ?? 0) + n;
-  return out;
 }
 
 function meanSplit(splits: CpuSplit[]): CpuSplit {

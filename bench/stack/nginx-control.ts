@@ -32,6 +32,18 @@ export async function luaCounters(socket: string): Promise<LuaCounters | null> {
   }
 }
 
+/**
+ * Each nginx worker adds its counts to the shared ones about once a second (lua/gateway/
+ * metrics.lua's timer): a read this long after the last request counts every request before it.
+ */
+export const COUNTER_FLUSH_MS = 1_200;
+
+/** The Lua counters once every request so far is in them (COUNTER_FLUSH_MS after the last). */
+export async function flushedCounters(socket: string): Promise<LuaCounters | null> {
+  await new Promise((r) => setTimeout(r, COUNTER_FLUSH_MS));
+  return luaCounters(socket);
+}
+
 /** Pure: what each counter grew by from `before` to `after` (a counter absent counts 0). */
 export function counterGrowth(
   before: LuaCounters | null,

@@ -106,10 +106,12 @@ describe("issue 38's rows", () => {
       randomIdFlood: flood(5990, { '401': 95_840 }),
       noneFlood: flood(6001, { '401': 96_016 }),
       ratio: 7000 / 7200,
+      counters: { refused_401: 191_856 },
     };
     const figure = balancerFloodFigure(result);
     expect(figure.pass).toBe(true);
     expect(figure.note).not.toContain('NOT HELD');
+    expect(figure.note).toContain('asked its sidecar 0 times for 95840 random-id requests');
     const starved = balancerFloodFigure({
       ...result,
       randomId: aggregate(4000),
