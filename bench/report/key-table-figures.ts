@@ -16,6 +16,8 @@ export const BALANCER_FLOOD_MIN = 0.95;
 /** A created client's first request is a hit: its p99 at most a seen key's plus this. */
 export const CREATED_P99_SLACK_MS = 0.5;
 export const BEARER_FIRST_SIGHT_MAX = 1.1;
+/** Below this share of the offered rate, a flood is reported as not held. */
+const HELD_SHARE = 0.9;
 
 /** "10^4" for 10000, the count itself otherwise. */
 export function powerOfTen(n: number): string {
@@ -120,8 +122,10 @@ export function balancerFloodFigure(r: Outcome<BalancerFloodResult>): RawFigure 
     return notMeasured('fast_balancer_flood_ratio', figure, 'ratio', target, r.error);
   const errors = r.randomId.errors + r.none.errors;
   const failed = [...r.randomIdFlood.failed, ...r.noneFlood.failed];
-  // A flood that could not keep its rate was not "the same rate": said, not hidden.
-  const held = (rps: number) => rps >= 0.95 * r.floodRate;
+  // A flood that could not keep its rate was not "the same rate": said, not hidden. 0.9, not
+  // 0.95: a flood's rate counts from its start, half a second before the measured run, with
+  // its 64 TLS handshakes through the balancer, which a 4 s run does not make up.
+  const held = (rps: number) => rps >= HELD_SHARE * r.floodRate;
   const notHeld = [
     ...(held(r.randomIdFlood.rps) ? [] : ['random-id']),
     ...(held(r.noneFlood.rps) ? [] : ['no-credential']),
