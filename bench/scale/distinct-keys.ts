@@ -7,7 +7,7 @@ import { migrate } from '../../sidecar/db/migrate.js';
 import { createPool } from '../../sidecar/db/pool.js';
 import { silentLogger } from '../../sidecar/log.js';
 import type { Cleanup } from '../cleanup.js';
-import { type CpuSplit, cpuMeter } from '../cpu-split.js';
+import { type CpuSplit, cpuWindow } from '../cpu-split.js';
 import { renderGatewayConfig } from '../stack/app-upstream.js';
 import { startBaseline } from '../stack/baseline.js';
 import { insertKeyedClients, writeCredentialFile } from '../stack/distinct-keys.js';
@@ -53,7 +53,7 @@ export interface ScaleDistinctKeys {
   cpu: CpuSplit | null;
 }
 
-/** `--distinct-keys N` (default 10^6; 0: no such row) and `--key-table-size` (default 256m). */
+/** `--distinct-keys N` (default 10^6; 0: no such row) and `--key-table-size` (default 192m: 10^6 records of about 160 bytes, and room). */
 export function parseDistinctKeys(argv: string[]): { keys: number; keyTableSize: string } {
   const at = argv.indexOf('--distinct-keys');
   const keys = at < 0 ? 1_000_000 : Number(argv[at + 1]);
@@ -61,7 +61,7 @@ export function parseDistinctKeys(argv: string[]): { keys: number; keyTableSize:
     throw new Error('--distinct-keys takes an integer from 0 to 9000000');
   }
   const sizeAt = argv.indexOf('--key-table-size');
-  const keyTableSize = sizeAt < 0 ? '256m' : (argv[sizeAt + 1] ?? '');
+  const keyTableSize = sizeAt < 0 ? '192m' : (argv[sizeAt + 1] ?? '');
   if (!/^[1-9][0-9]{0,5}[km]$/.test(keyTableSize)) {
     throw new Error('--key-table-size takes a size such as 256m');
   }
@@ -176,7 +176,7 @@ export async function measureScaleDistinctKeys(
   const roots = {
     nginx: gw.pids.nginx,
     sidecar: gw.pids.sidecar,
-    baseline: baseline.pid,
+    'static upstream': responder.pid,
     postgres: db.pid,
   };
   const splits: CpuSplit[] = [];
@@ -185,11 +185,15 @@ export async function measureScaleDistinctKeys(
       round % 2 === 0 ? (['baseline', 'gateway'] as const) : (['gateway', 'baseline'] as const);
     for (const which of order) {
       let wrkPid: number | undefined;
-      const stop = which === 'gateway' ? await cpuMeter(() => ({ ...roots, wrk: wrkPid })) : null;
+      // Inside the run (0.5 s after its start to 0.5 s before its end), wrk still running.
+      const split =
+        which === 'gateway' && o.seconds >= 2
+          ? cpuWindow(() => ({ ...roots, wrk: wrkPid }), 0.5, o.seconds - 1)
+          : null;
       const r = await run(which === 'gateway' ? gw.url : baseline.url, o.seconds, (pid) => {
         wrkPid = pid;
       });
-      if (stop) splits.push(await stop());
+      if (split) splits.push(await split);
       runs[which].push(r);
       say(
         `distinct keys: round ${round + 1} ${which.padEnd(8)} ${Math.round(r.rps)} req/s, p99 ${r.p99.toFixed(2)} ms`,

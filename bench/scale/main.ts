@@ -9,7 +9,7 @@
  * Then issue 38's row (bench/scale/distinct-keys.ts): callers spread uniformly over 10^6
  * distinct keys against the same nginx with authentication off, on a gateway of its own with
  * the static responder behind it, and the shared memory its key table takes
- * (`--distinct-keys N`, 0 to skip; `--key-table-size 256m`).
+ * (`--distinct-keys N`, 0 to skip; `--key-table-size 192m`).
  * Everything started is stopped and the temporary directory removed, however the run ends.
  */
 import { randomBytes } from 'node:crypto';
@@ -347,7 +347,7 @@ function distinctTable(r: ScaleDistinctKeys): string {
       verdict(ratioPass),
     ],
     [
-      "nginx's shared memory, every zone (reserved, /proc/<pid>/smaps)",
+      "nginx's shared memory, every zone (reserved, /proc/<pid>/smaps; the key table's included)",
       shm
         ? `${shm.totalMb.toFixed(1)} MB in ${shm.zones.length} zones (${shm.zones.map((z) => `${z.sizeMb.toFixed(0)}/${z.residentMb.toFixed(0)}`).join(', ')} MB reserved/resident)`
         : 'not read',
@@ -370,7 +370,7 @@ function distinctTable(r: ScaleDistinctKeys): string {
           (t.loadSeconds !== null ? `; nginx noted a load of ${t.loadSeconds.toFixed(1)} s` : '') +
           (Object.keys(r.sidecarGauges).length
             ? `; sidecar: ${Object.entries(r.sidecarGauges)
-                .map(([k, v]) => `${k} ${v}`)
+                .map(([k, v]) => `${k} ${Number(v.toFixed(3))}`)
                 .join(', ')}`
             : '')
         : '-',

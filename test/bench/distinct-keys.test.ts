@@ -50,9 +50,9 @@ describe('distinct keys made by SQL', () => {
 });
 
 describe('bench:scale options of the distinct-keys row', () => {
-  test('10^6 keys and 256m by default; 0 skips the row; sizes as the settings write them', () => {
-    expect(parseDistinctKeys([])).toEqual({ keys: 1_000_000, keyTableSize: '256m' });
-    expect(parseDistinctKeys(['--distinct-keys', '0'])).toEqual({ keys: 0, keyTableSize: '256m' });
+  test('10^6 keys and 192m by default; 0 skips the row; sizes as the settings write them', () => {
+    expect(parseDistinctKeys([])).toEqual({ keys: 1_000_000, keyTableSize: '192m' });
+    expect(parseDistinctKeys(['--distinct-keys', '0'])).toEqual({ keys: 0, keyTableSize: '192m' });
     expect(parseDistinctKeys(['--distinct-keys', '20000', '--key-table-size', '64m'])).toEqual({
       keys: 20_000,
       keyTableSize: '64m',
