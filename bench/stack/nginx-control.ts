@@ -1,5 +1,5 @@
 import { readdir, readFile } from 'node:fs/promises';
-import { CONTROL } from '../../common/contract.js';
+import { CONTROL, KEY_TABLE } from '../../common/contract.js';
 import { gatewayHome } from '../../native/home.js';
 import { readControlSocket } from '../../sidecar/control-socket-read.js';
 
@@ -9,9 +9,6 @@ import { readControlSocket } from '../../sidecar/control-socket-read.js';
  * mapped (/proc). Every read gives null when nginx has no such thing (an nginx from before the
  * key table answers 404): rows then say so instead of failing.
  */
-
-/** The control socket's location of the key table's replica (issue 38, common/contract.ts). */
-export const KEY_TABLE_PATH = '/key-table';
 
 /** The control socket of a native gateway started in `home`. */
 export const controlSocketOf = (home: string) => gatewayHome(home).controlSocket;
@@ -99,7 +96,7 @@ export function parseKeyTableState(text: string): KeyTableState | null {
 
 /** The key table's state, or null when this nginx holds none (or does not answer). */
 export async function keyTableState(socket: string): Promise<KeyTableState | null> {
-  const answer = await readControlSocket(socket, KEY_TABLE_PATH, 'GET', 2_000, 64 * 1024);
+  const answer = await readControlSocket(socket, KEY_TABLE.controlPath, 'GET', 2_000, 64 * 1024);
   return answer?.status === 200 ? parseKeyTableState(answer.text) : null;
 }
 
