@@ -120,7 +120,8 @@ export async function measureScaleDistinctKeys(
       '',
     ].join('\n'),
   );
-  const env = { GATEWAY_SETTINGS: settingsFile };
+  // The static responder is the application (the runner then starts no engine of its own).
+  const env = { GATEWAY_SETTINGS: settingsFile, GATEWAY_APP_UPSTREAM: responder.upstream };
   const port = await freePort();
   await renderGatewayConfig(
     home,
