@@ -104,7 +104,8 @@ export async function keyTableState(socket: string): Promise<KeyTableState | nul
  * Waits until nginx's replica is complete and holds at least `records` records, and its count
  * has stopped moving (two reads 300 ms apart agree): the rows inserted by SQL have all reached
  * nginx through the change feed. Gives the last state read (null: no key table, nothing to wait
- * for) and the seconds waited; `settled` false when `timeoutMs` passed first.
+ * for) and the seconds waited; `settled` false when `timeoutMs` passed first, or at once when the
+ * replica is complete but full (it asks about what it could not hold).
  */
 export async function waitForKeyTable(
   socket: string,
@@ -120,8 +121,11 @@ export async function waitForKeyTable(
     const seconds = (performance.now() - started) / 1000;
     if (!now) return { state: last, seconds, settled: false };
     const done = now.phase === 'complete' && now.records >= records && now.records === last.records;
+    // A full replica holds what it could and asks about the rest: no more records will come.
+    const full = now.phase === 'complete' && now.full;
     last = now;
     if (done) return { state: now, seconds, settled: true };
+    if (full) return { state: now, seconds, settled: false };
     if (performance.now() - started > timeoutMs) return { state: now, seconds, settled: false };
   }
 }
