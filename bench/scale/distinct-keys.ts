@@ -38,6 +38,8 @@ export interface ScaleDistinctKeys {
   insertSeconds: number;
   /** From the gateway's start until its replica was complete (null: no key table). */
   loadWaitSeconds: number;
+  /** False: the replica was full, or not complete within 600 s (loadWaitSeconds: the wait). */
+  settled: boolean;
   keyTable: KeyTableState | null;
   /** The key table's size setting the gateway ran with (null: the settings have none). */
   keyTableSize: string | null;
@@ -221,6 +223,7 @@ export async function measureScaleDistinctKeys(
     keys: o.keys,
     insertSeconds: made.seconds,
     loadWaitSeconds,
+    settled: wait.settled,
     keyTable: after ?? wait.state,
     keyTableSize: knowsKeyTable ? o.keyTableSize : null,
     sidecarGauges: await sidecarGauges(gw.metricsUrl),

@@ -366,7 +366,9 @@ function distinctTable(r: ScaleDistinctKeys): string {
     [
       'the replica loaded at start',
       t
-        ? `complete ${r.loadWaitSeconds.toFixed(1)} s after the gateway was started` +
+        ? (r.settled
+            ? `complete ${r.loadWaitSeconds.toFixed(1)} s after the gateway was started`
+            : `NOT ALL HELD (${t.full ? 'full' : 'not complete'}) after a wait of ${r.loadWaitSeconds.toFixed(1)} s`) +
           (t.loadSeconds !== null ? `; nginx noted a load of ${t.loadSeconds.toFixed(1)} s` : '') +
           (Object.keys(r.sidecarGauges).length
             ? `; sidecar: ${Object.entries(r.sidecarGauges)
