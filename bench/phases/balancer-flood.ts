@@ -10,7 +10,7 @@ import {
 import { FIXED_RATE_FLOOD, MAX_RATE } from '../wrk/lua.js';
 import { type Aggregate, aggregate } from './aggregate.js';
 import { type MeasuredRun, measure, type PhaseContext, type Target } from './context.js';
-import { type FloodSummary, summariseFlood } from './flood.js';
+import { type FloodSummary, floodLine, summariseFlood } from './flood.js';
 
 /** The two floods: random key ids with random secrets, and no credential at all. */
 export type FloodMode = 'random-id' | 'none';
@@ -78,7 +78,7 @@ export async function measureBalancerFlood(ctx: PhaseContext): Promise<BalancerF
     const none = beside('none');
     for (const target of [randomId, none]) {
       const warm = await measure(ctx, target, ctx.options.warmupSeconds, MAX_RATE);
-      ctx.say(`  warm-up ${target.name}: ${Math.round(warm.rps)} req/s${floodNote(warm)}`);
+      ctx.say(`  warm-up ${target.name}: ${Math.round(warm.rps)} req/s${floodLine(warm)}`);
     }
     const runs = new Map<Target, MeasuredRun[]>([
       [randomId, []],
@@ -93,7 +93,7 @@ export async function measureBalancerFlood(ctx: PhaseContext): Promise<BalancerF
         const run = await measure(ctx, target, ctx.options.seconds, MAX_RATE);
         runs.get(target)!.push(run);
         ctx.say(
-          `  round ${round + 1} ${target.name.padEnd(14)} ${Math.round(run.rps)} req/s, p99 ${run.p99.toFixed(2)} ms${floodNote(run)}`,
+          `  round ${round + 1} ${target.name.padEnd(14)} ${Math.round(run.rps)} req/s, p99 ${run.p99.toFixed(2)} ms${floodLine(run)}`,
         );
       }
     }
@@ -116,14 +116,4 @@ export async function measureBalancerFlood(ctx: PhaseContext): Promise<BalancerF
     delete ctx.extraRoots.haproxy;
     await balancer?.stop();
   }
-}
-
-function floodNote(run: MeasuredRun): string {
-  const f = run.flood;
-  if (!f) return '';
-  if (f.failed) return `; FLOOD: ${f.failed}`;
-  const statuses = Object.entries(f.statuses)
-    .map(([status, n]) => `${status} ${n}`)
-    .join(', ');
-  return `; flood ${Math.round(f.rps)} req/s (${statuses || 'no answers'})`;
 }

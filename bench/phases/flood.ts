@@ -148,3 +148,14 @@ export function summariseFlood(runs: FloodRun[]): FloodSummary {
     socketErrors: runs.reduce((a, r) => a + r.socketErrors, 0),
   };
 }
+
+/** What the flood beside a run did, for the progress line. */
+export function floodLine(run: { flood?: FloodRun | undefined }): string {
+  const f = run.flood;
+  if (!f) return '';
+  if (f.failed) return `; FLOOD: ${f.failed}`;
+  const statuses = Object.entries(f.statuses)
+    .map(([status, n]) => `${status} ${n}`)
+    .join(', ');
+  return `; flood ${Math.round(f.rps)} req/s (${statuses || 'no answers'})`;
+}

@@ -7,7 +7,7 @@ import {
   type Target,
   type TargetSet,
 } from './context.js';
-import { type FloodSummary, summariseFlood } from './flood.js';
+import { type FloodSummary, floodLine, summariseFlood } from './flood.js';
 
 export interface ThroughputResult {
   baseline: Aggregate;
@@ -66,15 +66,4 @@ export async function measureThroughput(
       ? { flooded: of(t.flooded), flood: summariseFlood(flooded.map((r) => r.flood!)) }
       : {}),
   };
-}
-
-/** What the flood beside a run did, for the progress line. */
-function floodLine(run: MeasuredRun): string {
-  const f = run.flood;
-  if (!f) return '';
-  if (f.failed) return `; FLOOD: ${f.failed}`;
-  const statuses = Object.entries(f.statuses)
-    .map(([status, n]) => `${status} ${n}`)
-    .join(', ');
-  return `; flood ${Math.round(f.rps)} req/s (${statuses || 'no answers'})`;
 }

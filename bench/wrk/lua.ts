@@ -52,15 +52,10 @@ end
 ${DONE}`;
 
 /**
- * A fixed rate. wrk has no rate option and wrk2 is not packaged, so each thread keeps a
- * schedule of send slots `1000 / rate` ms apart and `delay()` (called before every request)
- * waits for the next free slot. A slow answer holds only its own connection: the others keep
- * the schedule, so the rate stays fixed while connections are free. wrk still times from the
- * actual send, so a request that waited for a busy connection does not count its wait
- * (coordinated omission); with 32 connections at half the maximum rate that wait is rare.
- * Argument: the interval in ms between sends of one thread.
+ * The send schedule FIXED_RATE and FIXED_RATE_FLOOD share: `start_schedule(interval)` in
+ * `init`, then wrk calls `delay()` before every request, which waits for the next free slot.
  */
-export const FIXED_RATE = `
+const SCHEDULE = `
 local ffi = require("ffi")
 ffi.cdef[[
 typedef struct { long tv_sec; long tv_nsec; } bench_timespec;
@@ -73,8 +68,8 @@ local function now_ms()
 end
 local interval = 1
 local next_at = 0
-function init(args)
-  interval = tonumber(args[1])
+function start_schedule(ms)
+  interval = ms
   next_at = now_ms()
 end
 function delay()
@@ -85,6 +80,20 @@ function delay()
   local wait = next_at - now
   if wait <= 0 then return 0 end
   return math.floor(wait)
+end`;
+
+/**
+ * A fixed rate. wrk has no rate option and wrk2 is not packaged, so each thread keeps a
+ * schedule of send slots `1000 / rate` ms apart and `delay()` (called before every request)
+ * waits for the next free slot. A slow answer holds only its own connection: the others keep
+ * the schedule, so the rate stays fixed while connections are free. wrk still times from the
+ * actual send, so a request that waited for a busy connection does not count its wait
+ * (coordinated omission); with 32 connections at half the maximum rate that wait is rare.
+ * Argument: the interval in ms between sends of one thread.
+ */
+export const FIXED_RATE = `${SCHEDULE}
+function init(args)
+  start_schedule(tonumber(args[1]))
 end
 ${DONE}`;
 
@@ -183,26 +192,13 @@ ${DONE}`;
  * offer the same load whatever each answer costs. Arguments: the interval in ms between sends
  * of one thread, a random seed, the mode.
  */
-export const FIXED_RATE_FLOOD = `
-local ffi = require("ffi")
-ffi.cdef[[
-typedef struct { long tv_sec; long tv_nsec; } bench_flood_timespec;
-int clock_gettime(int clk, bench_flood_timespec *tp);
-]]
-local ts = ffi.new("bench_flood_timespec")
-local function now_ms()
-  ffi.C.clock_gettime(1, ts) -- CLOCK_MONOTONIC
-  return tonumber(ts.tv_sec) * 1000 + tonumber(ts.tv_nsec) / 1e6
-end
+export const FIXED_RATE_FLOOD = `${SCHEDULE}
 local alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
-local interval = 1
-local next_at = 0
 local random_id = false
 local fixed, head, tail
 local secret = {}
 local id = {}
 function init(args)
-  interval = tonumber(args[1])
   math.randomseed(tonumber(args[2]))
   random_id = args[3] == 'random-id'
   local headers = {}
@@ -217,15 +213,7 @@ function init(args)
     headers['Authorization'] = nil
     fixed = wrk.format(nil, nil, headers)
   end
-  next_at = now_ms()
-end
-function delay()
-  local now = now_ms()
-  next_at = next_at + interval
-  if next_at < now - 100 then next_at = now end
-  local wait = next_at - now
-  if wait <= 0 then return 0 end
-  return math.floor(wait)
+  start_schedule(tonumber(args[1]))
 end
 function request()
   if not random_id then return fixed end
