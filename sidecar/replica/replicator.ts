@@ -162,24 +162,22 @@ export class KeyTableReplicator implements FeedFollower {
   }
 
   private async resumeFromPosition(): Promise<void> {
-    {
-      const head = await this.feed.head();
-      const from = this.position ?? (await this.adoptNginxPosition(head));
-      const since =
-        from && from.epoch === head.epoch ? await this.feed.changedSince(from.position) : null;
-      if (!since) {
-        // A gap nothing can fill (or the first start): every decision goes, the replica is loaded.
-        await this.markers.all();
-        this.position = this.phase === 'off' ? head : null;
-        if (this.phase !== 'off') await this.load();
-        return;
-      }
-      await this.markers.clients(since.rows);
-      if (this.phase === 'complete') await this.push(since.rows, since.head, false);
-      else this.position = since.head;
-      if (since.rows.length > 0) {
-        this.log.info('caught up with the change feed', { changed: since.rows.length });
-      }
+    const head = await this.feed.head();
+    const from = this.position ?? (await this.adoptNginxPosition(head));
+    const since =
+      from && from.epoch === head.epoch ? await this.feed.changedSince(from.position) : null;
+    if (!since) {
+      // A gap nothing can fill (or the first start): every decision goes, the replica is loaded.
+      await this.markers.all();
+      this.position = this.phase === 'off' ? head : null;
+      if (this.phase !== 'off') await this.load();
+      return;
+    }
+    await this.markers.clients(since.rows);
+    if (this.phase === 'complete') await this.push(since.rows, since.head, false);
+    else this.position = since.head;
+    if (since.rows.length > 0) {
+      this.log.info('caught up with the change feed', { changed: since.rows.length });
     }
   }
 
