@@ -198,9 +198,22 @@ ngx_http_gateway_hit_handler(ngx_http_request_t *r)
 
     glcf = ngx_http_get_module_loc_conf(r, ngx_http_gateway_hit_module);
 
-    if (glcf->enabled && ngx_http_gateway_hit_decide(r)) {
-        /* What Lua's handler returns when its code ends without ngx.exit (access granted). */
-        return NGX_OK;
+    /*
+     * Once per request: lua-nginx-module resumes a paused access handler (ngx.sleep, a wait
+     * on the sidecar) by running this phase's handler again. Deciding again then could pass
+     * a request Lua has already answered (a 429 in its tarpit), and leave Lua's coroutine
+     * unfinished. The context is cleared by an internal redirect, whose new location is
+     * decided afresh, as Lua's own is.
+     */
+    if (glcf->enabled && ngx_http_get_module_ctx(r, ngx_http_gateway_hit_module) == NULL) {
+        if (ngx_http_gateway_hit_decide(r)) {
+            /* What Lua's handler returns when its code ends without ngx.exit (access
+             * granted). */
+            return NGX_OK;
+        }
+
+        /* Any non-NULL pointer: nothing is kept, only that the module has had its turn. */
+        ngx_http_set_ctx(r, &ngx_http_gateway_hit_module, ngx_http_gateway_hit_module);
     }
 
     return ngx_http_lua_access_handler(r);

@@ -1,0 +1,112 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type HttpOptions, http } from '../support/http.js';
+import { createClient, uniqueName } from '../support/management.js';
+import type { NativeGatewayProcess } from '../support/native-gateway.js';
+import { startNativeStack } from '../support/native-stack.js';
+import { controlPost, moduleHits } from '../support/nginx-control.js';
+import { apk } from '../support/sidecar.js';
+import type { Stack } from '../support/stack.js';
+
+// The nginx module's contract (docs/decisions/20261125-hit-in-c.md, "The contract"): it never
+// refuses, never overturns the Lua code, never passes what Lua would refuse. A native gateway
+// with the key table's replica off, so that nginx learns key records from the sidecar's answers
+// (the module's other source of a "yes"), and a small per-address failure budget. Which side
+// decided is read from nginx's own counter (module_hit counts the module's "yes").
+
+type NativeStack = Stack & { home: string; gateway: () => NativeGatewayProcess };
+let gw: NativeStack;
+let scratch: string;
+const PER_ADDRESS = 2;
+/** Loopback takes any 127.x source: two callers with budgets of their own. */
+const ATTACKER = '127.0.0.3';
+const TEACHER = '127.0.0.4';
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'gw-e2e-contract-'));
+  const settings = join(scratch, 'gateway.yaml');
+  await writeFile(
+    settings,
+    [
+      'key_table:',
+      '  enabled: false',
+      'failure_budget:',
+      `  per_address: ${PER_ADDRESS}`,
+      '  window_s: 3600',
+      '',
+    ].join('\n'),
+  );
+  gw = await startNativeStack({ env: { GATEWAY_SETTINGS: settings } });
+}, 240_000);
+afterAll(async () => {
+  await gw?.close();
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+/** A request from the loopback address `peer`. */
+async function from(peer: string, path: string, options: HttpOptions = {}) {
+  return http(`${gw.baseUrl}${path}`, {
+    ...options,
+    tls: { ...(await gw.tls()), localAddress: peer },
+    connectTo: '127.0.0.1',
+    timeoutMs: 30_000,
+  });
+}
+const call = (key: string, path = '/api') => from('127.0.0.1', path, { headers: apk(key) });
+const hits = () => moduleHits(gw.home);
+
+async function newKey(): Promise<{ id: number; token: string }> {
+  return createClient(
+    gw.baseUrl,
+    gw.adminKey,
+    { name: uniqueName('contract'), is_admin: false, generate_api_key: true },
+    { ...(await gw.tls()), connectTo: '127.0.0.1' },
+  );
+}
+
+/** A key id no client has: the sidecar is asked, and refuses (a failure of the caller's). */
+const unknownKey = () =>
+  `${900_000_000 + Math.floor(Math.random() * 1_000_000)}.${randomBytes(32).toString('base64url')}`;
+
+describe('the module decides once per request: it never overturns Lua', () => {
+  // lua-nginx-module resumes a paused access handler (ngx.sleep in the 429 tarpit, a wait on
+  // the sidecar) by running the access phase's handler again, which is the module's. If the
+  // key was learnt meanwhile, a module deciding again would pass a request Lua had answered
+  // 429, and Lua's count of paused requests (at most 512 a worker) would never come down.
+  test('a caller past its per-address budget keeps its 429 while another caller teaches nginx its key; the tarpit still holds after 1,200 such requests', async () => {
+    for (let i = 0; i <= PER_ADDRESS; i += 1) {
+      expect((await from(ATTACKER, '/api', { headers: apk(unknownKey()) })).status).toBe(
+        i < PER_ADDRESS ? 401 : 429,
+      );
+    }
+    const { id, token } = await newKey();
+    const ROUNDS = 12;
+    const BATCH = 100;
+    for (let round = 0; round < ROUNDS; round += 1) {
+      // What nginx learnt in the round before is dead: the attacker's requests are Lua's.
+      expect(await controlPost(gw.home, '/invalidate', String(id))).toBe(204);
+      const paused = Array.from({ length: BATCH }, () =>
+        from(ATTACKER, '/api', { headers: apk(token) }),
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      const before = await hits();
+      expect((await from(TEACHER, '/api', { headers: apk(token) })).status).toBe(200);
+      const statuses = (await Promise.all(paused)).map((r) => r.status);
+      expect(statuses.filter((s) => s !== 429)).toEqual([]);
+      expect(await hits()).toBe(before);
+    }
+    // Every paused request came back to Lua and left the tarpit: the next one still waits.
+    expect(await controlPost(gw.home, '/invalidate', String(id))).toBe(204);
+    const started = Date.now();
+    expect((await from(ATTACKER, '/api', { headers: apk(token) })).status).toBe(429);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    // And the teacher's key passes through the module once learnt.
+    expect((await call(token)).status).toBe(200);
+    const before = await hits();
+    expect((await call(token)).status).toBe(200);
+    expect(await hits()).toBe(before + 1);
+  }, 120_000);
+});
