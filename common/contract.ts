@@ -260,9 +260,13 @@ export const NGINX_NAMES = {
 } as const;
 
 /**
- * Requests counted per client for the sidecar's usage table, in the limits dict: `<prefix><generation>
- * <row>`, a generation being `generationSeconds` long; kept `keepSeconds` when nobody collects
- * them (lua/gateway/usage.lua, and the nginx module for the hits it decides).
+ * Requests counted per client for the sidecar's usage table, in the limits dict, a generation
+ * being `generationSeconds` long, kept `keepSeconds` when nobody collects them
+ * (lua/gateway/usage.lua). Allowed requests: one batch per worker and second,
+ * `<allowedPrefix><generation> <pid>:<seq>` holding lines `<row> <n>` (the Lua code's counts and
+ * the nginx module's); refused ones by a rate limit, and the module's allowed ones when it cannot
+ * count them itself: a number per client, `<prefix><generation> <row>`
+ * (docs/decisions/20261128-usage-batches.md).
  */
 export const USAGE_COUNTS = {
   allowedPrefix: 'u',
@@ -288,6 +292,12 @@ export const NGINX_MODULE = {
    * (lua/gateway/keying.lua, in the master before the workers fork), so both hash alike.
    */
   hmacKeySetter: 'ngx_http_gateway_hit_set_hmac_key',
+  /**
+   * The module's C function that hands its per-client request counts (this worker's, since the
+   * last call) to lua/gateway/usage.lua's flush, as lines `<row> <n>`
+   * (docs/decisions/20261128-usage-batches.md).
+   */
+  usageTaker: 'ngx_http_gateway_hit_usage_take',
 } as const;
 
 /**

@@ -128,6 +128,7 @@ export function renderLuaContract(): string {
     `  allowed_methods = { ${ALLOWED_METHODS.map(luaString).join(', ')} },`,
     `  max_request_headers = ${MAX_REQUEST_HEADERS},`,
     `  module_hmac_key_setter = ${luaString(NGINX_MODULE.hmacKeySetter)},`,
+    `  module_usage_taker = ${luaString(NGINX_MODULE.usageTaker)},`,
     '  usage = {',
     `    allowed_prefix = ${luaString(USAGE_COUNTS.allowedPrefix)},`,
     `    limited_prefix = ${luaString(USAGE_COUNTS.limitedPrefix)},`,

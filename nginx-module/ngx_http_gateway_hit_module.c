@@ -21,6 +21,7 @@
 
 #include "gateway_contract.h"
 #include "ngx_http_gateway_hit_parse.h"
+#include "ngx_http_gateway_hit_usage.h"
 
 
 /* lua-nginx-module's exported functions (resty/core/shdict.lua declares the same). */
@@ -509,12 +510,16 @@ ngx_http_gateway_hit_use(ngx_http_request_t *r, ngx_http_gateway_hit_identity_t 
         return 0;
     }
 
-    row.data = identity->row.data;
-    row.len = identity->row.len;
-    last = ngx_snprintf(key, sizeof(key), GW_USAGE_ALLOWED_PREFIX "%T %V",
-                        ngx_time() / GW_USAGE_GENERATION_S, &row);
-    ngx_http_gateway_hit_add(ngx_http_gateway_hit_limits, key, last - key, 1,
-                             GW_USAGE_KEEP_S * 1000L);
+    /* Counted in this worker's memory and handed to Lua once a second; a row it cannot count
+     * (not digits, no memory) straight into the dict, as a number Lua's drain reads too. */
+    if (ngx_http_gateway_hit_usage_count(identity->row.data, identity->row.len) != 0) {
+        row.data = identity->row.data;
+        row.len = identity->row.len;
+        last = ngx_snprintf(key, sizeof(key), GW_USAGE_ALLOWED_PREFIX "%T %V",
+                            ngx_time() / GW_USAGE_GENERATION_S, &row);
+        ngx_http_gateway_hit_add(ngx_http_gateway_hit_limits, key, last - key, 1,
+                                 GW_USAGE_KEEP_S * 1000L);
+    }
     ngx_http_gateway_hit_add(ngx_http_gateway_hit_metrics, (u_char *) identity->counter,
                              ngx_strlen(identity->counter), 1, 0);
     ngx_http_gateway_hit_add(ngx_http_gateway_hit_metrics, (u_char *) GW_MODULE_HIT_COUNTER,

@@ -80,6 +80,7 @@ return {
   allowed_methods = { "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS" },
   max_request_headers = 100,
   module_hmac_key_setter = "ngx_http_gateway_hit_set_hmac_key",
+  module_usage_taker = "ngx_http_gateway_hit_usage_take",
   usage = {
     allowed_prefix = "u",
     limited_prefix = "x",

@@ -1,10 +1,12 @@
 -- Requests per client, counted for the sidecar's usage table (api_client_usage): allowed ones
--- in a plain table of this worker (one field increment per request, no shared-dict lock),
--- added to shared memory once a second by the metrics timer; refusals by a rate limit straight
--- into shared memory (they are already off the fast path). Counts are kept per generation of
--- GENERATION_S seconds: the sidecar takes only finished generations, which nobody writes any
--- more, so a count is read and deleted without racing a worker's increment
--- (docs/decisions/20261125-rate-limits-and-usage.md).
+-- in a plain table of this worker (one field increment per request, no shared-dict lock), and
+-- the nginx module's in its own table (ngx_http_gateway_hit_usage.c), both written to shared
+-- memory once a second by the metrics timer as one batch per worker (lines "<row> <n>"), so a
+-- request never costs a shared-dict entry of its client; refusals by a rate limit straight into
+-- shared memory, one number per client (they are already off the fast path). Counts are kept per
+-- generation of GENERATION_S seconds: the sidecar takes only finished generations, which nobody
+-- writes any more, so a count is read and deleted without racing a worker's write
+-- (docs/decisions/20261125-rate-limits-and-usage.md, docs/decisions/20261128-usage-batches.md).
 local contract = require("gateway.contract")
 
 local M = {}
@@ -31,20 +33,72 @@ local function key(kind, generation, row)
   return kind .. generation .. " " .. row
 end
 
--- Adds this worker's allowed counts to shared memory and starts again from zero. Never yields.
+-- The nginx module's counts, when it is loaded: its C function hands them over as text.
+local take, take_buffer
+do
+  local ffi = require("ffi")
+  local name = contract.module_usage_taker
+  local TAKE_BUFFER = 65536
+  if pcall(ffi.cdef, "size_t " .. name .. "(unsigned char *buf, size_t size);") then
+    local found, fn = pcall(function()
+      return ffi.C[name]
+    end)
+    if found then
+      take_buffer = ffi.new("unsigned char[?]", TAKE_BUFFER)
+      take = function()
+        local parts, n = {}, 0
+        -- Until it says 0, without a yield in between (ngx_http_gateway_hit_usage.h).
+        while true do
+          local len = tonumber(fn(take_buffer, TAKE_BUFFER))
+          if len == 0 then
+            break
+          end
+          n = n + 1
+          parts[n] = ffi.string(take_buffer, len)
+        end
+        return table.concat(parts)
+      end
+    end
+  end
+end
+
+-- Pure: a worker's counts {row = n} as a batch's lines.
+function M.lines(allowed)
+  local out, n = {}, 0
+  for row, count in pairs(allowed) do
+    n = n + 1
+    out[n] = row .. " " .. count .. "\n"
+  end
+  return table.concat(out)
+end
+
+-- Pure: a batch's lines added to `into` {row = n}; malformed lines are skipped.
+function M.add_lines(text, into)
+  for row, count in text:gmatch("(%d+) (%d+)\n") do
+    into[row] = (into[row] or 0) + tonumber(count)
+  end
+  return into
+end
+
+local sequence = 0
+
+-- Adds this worker's allowed counts (its Lua code's and the module's) to shared memory as one
+-- batch and starts again from zero. Never yields.
 function M.flush()
   if not dict then
     return
   end
-  local allowed = M.allowed
-  local generation = M.generation(ngx.now())
-  for row, n in pairs(allowed) do
-    local _, err = dict:incr(key(ALLOWED, generation, row), n, 0, KEEP_S)
-    if err then
-      ngx.log(ngx.WARN, "cannot count requests of client ", row, ": ", err)
-    end
-    -- Removing the field being visited is allowed during pairs().
-    allowed[row] = nil
+  local text = M.lines(M.allowed) .. (take and take() or "")
+  M.allowed = {}
+  if text == "" then
+    return
+  end
+  sequence = sequence + 1
+  local batch = key(ALLOWED, M.generation(ngx.now()), ngx.worker.pid() .. ":" .. sequence)
+  -- Never by evicting: the dict holds the rate limits' windows too.
+  local ok, err = dict:safe_set(batch, text, KEEP_S)
+  if not ok then
+    ngx.log(ngx.WARN, "cannot keep the request counts of ", #text, " bytes (", err, "): dropped")
   end
 end
 
@@ -55,13 +109,14 @@ function M.limited(row)
   end
 end
 
--- Pure: "u34 12" -> "u", 34, "12"; nil for any other key.
+-- Pure: "u34 12" -> "u", 34, "12" (a client's count), "u34 812:3" -> "u", 34, "812:3" (a
+-- worker's batch); nil for any other key.
 function M.parse_key(k)
-  local kind, generation, row = k:match("^(%a)(%d+) (%d+)$")
+  local kind, generation, rest = k:match("^(%a)(%d+) ([%d:]+)$")
   if kind ~= ALLOWED and kind ~= LIMITED then
     return nil
   end
-  return kind, tonumber(generation), row
+  return kind, tonumber(generation), rest
 end
 
 -- The control socket's POST /usage: the finished generations' counts as
@@ -72,21 +127,29 @@ function M.drain()
   if not dict then
     return out
   end
+  local function add(generation, row, column, n)
+    local slot = (generation * GENERATION_S) .. "|" .. row
+    local pair = out[slot]
+    if not pair then
+      pair = { 0, 0 }
+      out[slot] = pair
+    end
+    pair[column] = pair[column] + n
+  end
   ngx.update_time()
   local current = M.generation(ngx.now())
   for _, k in ipairs(dict:get_keys(0)) do
-    local kind, generation, row = M.parse_key(k)
+    local kind, generation, rest = M.parse_key(k)
     if kind and generation < current - 1 then
-      local n = dict:get(k)
+      local value = dict:get(k)
       dict:delete(k)
-      if n and n > 0 then
-        local slot = (generation * GENERATION_S) .. "|" .. row
-        local pair = out[slot]
-        if not pair then
-          pair = { 0, 0 }
-          out[slot] = pair
+      local column = kind == ALLOWED and 1 or 2
+      if type(value) == "string" then
+        for row, n in pairs(M.add_lines(value, {})) do
+          add(generation, row, column, n)
         end
-        pair[kind == ALLOWED and 1 or 2] = n
+      elseif value and value > 0 and not rest:find(":", 1, true) then
+        add(generation, rest, column, value)
       end
     end
   end

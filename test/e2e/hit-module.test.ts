@@ -397,3 +397,29 @@ describe('everything else goes to the Lua access code', () => {
     expect(await moduleHits()).toBe(before + 1);
   });
 });
+
+describe("the module's hits in the clients' usage", () => {
+  // The module counts its hits in its worker's memory and Lua writes them to shared memory once
+  // a second as a batch (docs/decisions/20261128-usage-batches.md): every one must reach the
+  // usage table, beside the Lua code's own, and nothing twice.
+  test('every request the module passed is counted once in the usage API', async () => {
+    const { id, token } = await newKey();
+    const before = await moduleHits();
+    for (let i = 0; i < 40; i += 1) expect((await call(token)).status).toBe(200);
+    const passedByModule = (await moduleHits()) - before;
+    // All but the first few (a first sight may be Lua's) are the module's.
+    expect(passedByModule).toBeGreaterThanOrEqual(35);
+    const since = encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString());
+    let allowed = 0;
+    for (let tries = 0; tries < 150 && allowed < 40; tries += 1) {
+      const res = await callStack(gw, `${CLIENTS}/${id}/usage?step=minute&since=${since}`, {
+        headers: apk(gw.adminKey),
+      });
+      expect(res.status, res.text).toBe(200);
+      const points = (res.json as { points: { allowed: number }[] }).points;
+      allowed = points.reduce((n, p) => n + p.allowed, 0);
+      if (allowed < 40) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(allowed).toBe(40);
+  }, 60_000);
+});
