@@ -298,6 +298,14 @@ export const NGINX_MODULE = {
    * (docs/decisions/20261128-usage-batches.md).
    */
   usageTaker: 'ngx_http_gateway_hit_usage_take',
+  /**
+   * The lua-nginx-module the module is built and tested against, as `ngx.config.ngx_lua_version`
+   * counts it (0.10.23, Debian 12's): the module calls that module's private functions, declared
+   * by hand. The Lua code hands its version over with the hashing key (the way resty.core pins
+   * it), and for any other the module switches itself off at start: the Lua code decides every
+   * request, the error log says why and the counter `module_off` is 1.
+   */
+  luaModuleVersion: 10023,
 } as const;
 
 /**
@@ -331,6 +339,8 @@ export const LUA_COUNTERS = {
   key_hit: 'an API key accepted from a key record (right secret, nginx alone)',
   module_hit:
     'a request the nginx module passed without entering Lua (nginx-module/, docs/decisions/20261125-hit-in-c.md); also counted as a key or cache hit',
+  module_off:
+    '1 while the nginx module is switched off: lua-nginx-module is not the version it was built and tested against (the error log says which); the Lua code decides every request',
   key_refused: 'an API key refused from a key record (wrong secret, unknown id or expired)',
   budget_refused: 'a request answered 429 because a failure budget was spent',
   rate_limited: "a request answered 429 because its client's rate limit was reached",

@@ -71,6 +71,8 @@ export function renderCContract(): string {
     `#define GW_DIRECTIVE ${cString(NGINX_MODULE.directive)}`,
     `#define GW_HMAC_KEY_SETTER ${identifier(NGINX_MODULE.hmacKeySetter)}`,
     `#define GW_USAGE_TAKER ${identifier(NGINX_MODULE.usageTaker)}`,
+    `#define GW_LUA_MODULE_VERSION ${NGINX_MODULE.luaModuleVersion}`,
+    `#define GW_MODULE_OFF_COUNTER ${counter('module_off')}`,
     `#define GW_KEYS_DICT ${cString(NGINX_NAMES.keysDict)}`,
     `#define GW_DECISIONS_DICT ${cString(NGINX_NAMES.decisionsDict)}`,
     `#define GW_REVOCATIONS_DICT ${cString(NGINX_NAMES.revocationsDict)}`,

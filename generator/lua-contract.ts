@@ -129,6 +129,7 @@ export function renderLuaContract(): string {
     `  max_request_headers = ${MAX_REQUEST_HEADERS},`,
     `  module_hmac_key_setter = ${luaString(NGINX_MODULE.hmacKeySetter)},`,
     `  module_usage_taker = ${luaString(NGINX_MODULE.usageTaker)},`,
+    `  module_lua_version = ${NGINX_MODULE.luaModuleVersion},`,
     '  usage = {',
     `    allowed_prefix = ${luaString(USAGE_COUNTS.allowedPrefix)},`,
     `    limited_prefix = ${luaString(USAGE_COUNTS.limitedPrefix)},`,

@@ -6,6 +6,8 @@
 #define GW_DIRECTIVE "gateway_hit"
 #define GW_HMAC_KEY_SETTER ngx_http_gateway_hit_set_hmac_key
 #define GW_USAGE_TAKER ngx_http_gateway_hit_usage_take
+#define GW_LUA_MODULE_VERSION 10023
+#define GW_MODULE_OFF_COUNTER "module_off"
 #define GW_KEYS_DICT "gateway_keys"
 #define GW_DECISIONS_DICT "gateway_decisions"
 #define GW_REVOCATIONS_DICT "gateway_revocations"

@@ -191,6 +191,12 @@ static SHA256_CTX       ngx_http_gateway_hit_hmac_inner;
 static SHA256_CTX       ngx_http_gateway_hit_hmac_outer;
 static ngx_flag_t       ngx_http_gateway_hit_hmac_ready;
 
+/* lua-nginx-module's version as its Lua code said it with the key (ngx.config.ngx_lua_version;
+ * 0: never said). The module calls that module's private functions, declared by hand above: it
+ * runs only with the version it was built and tested against (GW_LUA_MODULE_VERSION). */
+static unsigned int     ngx_http_gateway_hit_lua_version;
+static ngx_flag_t       ngx_http_gateway_hit_on;
+
 
 static ngx_int_t
 ngx_http_gateway_hit_handler(ngx_http_request_t *r)
@@ -816,16 +822,19 @@ ngx_http_gateway_hit_digest(u_char *secret, u_char *digest)
 }
 
 
-/* Called by the Lua code in the master (init_by_lua) with the decision cache's hashing key. */
-void
-GW_HMAC_KEY_SETTER(const u_char *key, size_t len)
+/* Called by the Lua code in the master (init_by_lua) with the decision cache's hashing key and
+ * lua-nginx-module's version: 1 when the module takes them, 0 when it is off for that version. */
+int
+GW_HMAC_KEY_SETTER(const u_char *key, size_t len, unsigned int lua_version)
 {
     u_char  pad[64];
     size_t  i;
 
-    if (len > sizeof(pad)) {
+    ngx_http_gateway_hit_lua_version = lua_version;
+
+    if (lua_version != GW_LUA_MODULE_VERSION || len > sizeof(pad)) {
         ngx_http_gateway_hit_hmac_ready = 0;
-        return;
+        return 0;
     }
 
     for (i = 0; i < sizeof(pad); i++) {
@@ -842,6 +851,7 @@ GW_HMAC_KEY_SETTER(const u_char *key, size_t len)
 
     ngx_explicit_memzero(pad, sizeof(pad));
     ngx_http_gateway_hit_hmac_ready = 1;
+    return 1;
 }
 
 
@@ -926,6 +936,22 @@ ngx_http_gateway_hit_init_module(ngx_cycle_t *cycle)
         return NGX_OK;
     }
 
+    /* Off unless the Lua code said its version and it is the one tested: then nothing of this
+     * module runs per request, and lua-nginx-module's handler stays where it was. */
+    ngx_http_gateway_hit_on = ngx_http_gateway_hit_lua_version == GW_LUA_MODULE_VERSION;
+    if (!ngx_http_gateway_hit_on) {
+        ngx_log_error(NGX_LOG_WARN, cycle->log, 0,
+                      GW_DIRECTIVE ": off, every request goes to the Lua code: built and "
+                      "tested against lua-nginx-module %ui.%ui.%ui, and %s",
+                      (ngx_uint_t) GW_LUA_MODULE_VERSION / 1000000,
+                      (ngx_uint_t) GW_LUA_MODULE_VERSION / 1000 % 1000,
+                      (ngx_uint_t) GW_LUA_MODULE_VERSION % 1000,
+                      ngx_http_gateway_hit_lua_version == 0
+                      ? "the Lua code did not say its version (no init_by_lua?)"
+                      : "this is another version");
+        return NGX_OK;
+    }
+
     ph = cmcf->phase_engine.handlers;
     wrapped = 0;
 
@@ -953,7 +979,7 @@ ngx_http_gateway_hit_init_process(ngx_cycle_t *cycle)
     ngx_http_gateway_hit_main_conf_t  *gmcf;
 
     gmcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_gateway_hit_module);
-    if (gmcf == NULL || !gmcf->used) {
+    if (gmcf == NULL || !gmcf->used || !ngx_http_gateway_hit_on) {
         return NGX_OK;
     }
 

@@ -10,7 +10,7 @@ return {
     limits = "gateway_limits",
   },
   auth_path = "/auth",
-  counters = { "cache_hit", "cache_miss", "cache_eviction", "cache_store_failed", "key_hit", "module_hit", "key_refused", "budget_refused", "rate_limited" },
+  counters = { "cache_hit", "cache_miss", "cache_eviction", "cache_store_failed", "key_hit", "module_hit", "module_off", "key_refused", "budget_refused", "rate_limited" },
   control_socket_variable = "gateway_control_socket",
   toggle_variables = { api_keys = "api_keys_enabled", oidc = "open_id_connect_enabled" },
   sidecar_variable = "gateway_sidecar",
@@ -81,6 +81,7 @@ return {
   max_request_headers = 100,
   module_hmac_key_setter = "ngx_http_gateway_hit_set_hmac_key",
   module_usage_taker = "ngx_http_gateway_hit_usage_take",
+  module_lua_version = 10023,
   usage = {
     allowed_prefix = "u",
     limited_prefix = "x",

@@ -22,11 +22,15 @@ end
 -- The gateway's nginx module (nginx-module/) finds cached decisions by the same keyed hash: it
 -- gets the key here, in the master, and the workers inherit it. Without the module loaded (a
 -- main nginx.conf without its load_module line) there is nobody to tell: the Lua code alone
--- decides, as before. Returns whether the module took it.
+-- decides, as before. With it, this Lua module's version goes along: the nginx module calls
+-- lua-nginx-module's private functions, and switches itself off for a version it was not built
+-- and tested against (contract NGINX_MODULE.luaModuleVersion), which the error log and the
+-- counter `module_off` then say. Returns whether the module took the key.
 function M.share_with_module(bytes)
   local ffi = require("ffi")
   local name = contract.module_hmac_key_setter
-  local ok = pcall(ffi.cdef, "void " .. name .. "(const unsigned char *key, size_t len);")
+  local ok = pcall(ffi.cdef, "int " .. name
+    .. "(const unsigned char *key, size_t len, unsigned int lua_version);")
   if not ok then
     return false
   end
@@ -36,8 +40,17 @@ function M.share_with_module(bytes)
   if not found then
     return false
   end
-  setter(bytes, #bytes)
-  return true
+  local taken = setter(bytes, #bytes, ngx.config.ngx_lua_version or 0) == 1
+  local metrics = ngx.shared[contract.dicts.metrics]
+  if metrics then
+    metrics:set("module_off", taken and 0 or 1)
+  end
+  if not taken then
+    ngx.log(ngx.WARN, "the gateway's nginx module is off: it was built and tested against ",
+      "lua-nginx-module ", contract.module_lua_version, ", this is ", ngx.config.ngx_lua_version,
+      "; the Lua code decides every request")
+  end
+  return taken
 end
 
 -- Separator that cannot occur inside an nginx header value or variable taken from config.

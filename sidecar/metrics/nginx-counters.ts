@@ -17,6 +17,7 @@ const NAMES: Record<keyof typeof LUA_COUNTERS, string> = {
   cache_store_failed: 'gateway_nginx_decision_cache_store_failures_total',
   key_hit: 'gateway_nginx_key_record_accepted_total',
   module_hit: 'gateway_nginx_module_hits_total',
+  module_off: 'gateway_nginx_module_off',
   key_refused: 'gateway_nginx_key_record_refused_total',
   budget_refused: 'gateway_nginx_failure_budget_refused_total',
   rate_limited: 'gateway_nginx_rate_limited_total',
