@@ -15,9 +15,11 @@ interface Minute {
 /**
  * Collects nginx's per-client request counts at a fixed interval and adds them to
  * `api_client_usage` per client and minute in one upsert, like the failure counts: traffic
- * changes counters, it writes no row per request. Counts that could not be written are kept
- * for the next flush, up to `maxEntries` (client, minute) pairs; beyond, they are dropped and
- * logged (the database has then been away for long).
+ * changes counters, it writes no row per request. Whatever one collection brings is written,
+ * however many clients it names (callers spread over 10⁶ keys name a few hundred thousand in a
+ * flush). Counts that could not be written are kept for the next flush, up to `maxEntries`
+ * (client, minute) pairs; beyond, they are dropped and logged in one line (the database has
+ * then been away for long).
  */
 export class UsageRecorder {
   private pending = new Map<string, Minute>();
@@ -54,14 +56,6 @@ export class UsageRecorder {
       entry.limited += c.limited;
       return;
     }
-    if (this.pending.size >= this.maxEntries) {
-      this.log.warn('request counts dropped (too many waiting for the database)', {
-        api_key_id: c.apiKeyId,
-        allowed: c.allowed,
-        limited: c.limited,
-      });
-      return;
-    }
     this.pending.set(key, { apiKeyId: c.apiKeyId, windowStart, ...pick(c) });
   }
 
@@ -87,9 +81,34 @@ export class UsageRecorder {
         ],
       );
     } catch (err) {
-      for (const r of rows) this.add(r, r.windowStart);
-      this.log.warn('could not record request counts; kept for the next flush', {
-        error: (err as Error).message,
+      this.keep(rows, err as Error);
+    }
+  }
+
+  /** Rows a write failed for, back for the next flush: the first `maxEntries` of them. */
+  private keep(rows: Minute[], err: Error): void {
+    const dropped = { rows: 0, allowed: 0, limited: 0 };
+    for (const r of rows) {
+      if (
+        this.pending.size < this.maxEntries ||
+        this.pending.has(`${r.apiKeyId}|${r.windowStart}`)
+      ) {
+        this.add(r, r.windowStart);
+        continue;
+      }
+      dropped.rows += 1;
+      dropped.allowed += r.allowed;
+      dropped.limited += r.limited;
+    }
+    this.log.warn('could not record request counts; kept for the next flush', {
+      error: err.message,
+      kept: this.pending.size,
+    });
+    if (dropped.rows > 0) {
+      this.log.warn('request counts dropped (too many waiting for the database)', {
+        clients_minutes: dropped.rows,
+        allowed: dropped.allowed,
+        limited: dropped.limited,
       });
     }
   }

@@ -1,7 +1,10 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { Queryable } from '../../../sidecar/db/queryable.js';
 import { silentLogger } from '../../../sidecar/log.js';
+import type { UsageCount } from '../../../sidecar/usage/usage-counts.js';
 import { UsagePruner } from '../../../sidecar/usage/usage-pruner.js';
+import { UsageRecorder } from '../../../sidecar/usage/usage-recorder.js';
 import { freshDatabase } from '../../support/database.js';
 import { http } from '../../support/http.js';
 import { CLIENTS, createClient, uniqueName } from '../../support/management.js';
@@ -139,4 +142,51 @@ describe('retention', () => {
     expect(rows[0]!.oldest.getTime()).toBeGreaterThan(now - 30 * 86_400_000);
     expect(await pruner.prune()).toBe(0);
   });
+});
+
+describe('the recorder that writes what nginx counted', () => {
+  /** One drain's worth of counts: `n` clients from row `first`, one minute, 2 allowed each. */
+  const oneDrain = (first: number, n: number, at: number): UsageCount[] =>
+    Array.from({ length: n }, (_, i) => ({ apiKeyId: first + i, at, allowed: 2, limited: 0 }));
+  const written = async (first: number, n: number) => {
+    const { rows } = await pool.query<{ rows: number; allowed: string }>(
+      `SELECT count(*)::int AS rows, coalesce(sum(allowed), 0)::text AS allowed
+       FROM api_client_usage WHERE api_key_id BETWEEN $1 AND $2`,
+      [first, first + n - 1],
+    );
+    return rows[0];
+  };
+
+  test('a collection naming 150,000 clients is written whole (callers spread over many keys)', async () => {
+    const first = 900_000_000;
+    const at = Date.parse('2026-03-02T10:00:30Z');
+    let drains = 0;
+    const source = { drainUsage: async () => (drains++ === 0 ? oneDrain(first, 150_000, at) : []) };
+    const recorder = new UsageRecorder(pool, source, silentLogger, 3_600_000);
+    await recorder.flush();
+    expect(await written(first, 150_000)).toEqual({ rows: 150_000, allowed: '300000' });
+  }, 60_000);
+
+  test('with the database away, the first maxEntries are kept for the next flush and the rest dropped', async () => {
+    const first = 910_000_000;
+    const at = Date.parse('2026-03-02T11:00:30Z');
+    // Nothing listens on port 1: every query fails as with a database that is away.
+    const away = new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:1/none', max: 1 });
+    let database: pg.Pool = away;
+    const db: Queryable = {
+      query: ((text: string, values?: unknown[]) =>
+        database.query(text, values)) as Queryable['query'],
+    };
+    let drains = 0;
+    const source = { drainUsage: async () => (drains++ === 0 ? oneDrain(first, 5_000, at) : []) };
+    const recorder = new UsageRecorder(db, source, silentLogger, 3_600_000, 1_000);
+    try {
+      await recorder.flush();
+      database = pool;
+      await recorder.flush();
+    } finally {
+      await away.end();
+    }
+    expect(await written(first, 5_000)).toEqual({ rows: 1_000, allowed: '2000' });
+  }, 60_000);
 });
