@@ -177,8 +177,10 @@ export const CONTROL = {
    */
   failures: '/failures',
   /**
-   * POST: the requests nginx counted per client since the last call, as JSON
-   * `{"<row>": [allowed, limited]}`; the sidecar adds them to `api_client_usage`.
+   * POST: the requests nginx counted per client in finished generations, handed over once, as
+   * text: sections `<u|x> <unix start s>` (allowed, refused by a rate limit), each followed by
+   * lines `<row> <n>`; the sidecar adds them to `api_client_usage`
+   * (docs/decisions/20261128-usage-batches.md).
    */
   usage: '/usage',
   /**

@@ -72,7 +72,7 @@ function M.usage()
   if not require_post() then
     return
   end
-  respond.json_data(require("gateway.usage").drain())
+  respond.text_data(require("gateway.usage").drain())
 end
 
 -- The key table's replica (gateway.key_table): GET its state; POST ?op=load&position=P (a new

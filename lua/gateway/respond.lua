@@ -26,4 +26,11 @@ function M.json_data(data)
   ngx.print(require("cjson.safe").encode(data))
 end
 
+-- Answers 200 with `text` as plain text: a control-socket report too large to build as JSON.
+function M.text_data(text)
+  ngx.header["Content-Type"] = "text/plain; charset=utf-8"
+  ngx.header["Cache-Control"] = "no-store"
+  ngx.print(text)
+end
+
 return M

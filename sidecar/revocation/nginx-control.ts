@@ -90,7 +90,16 @@ export class NginxControl implements DecisionInvalidator, NginxFailureSource, Us
   }
 
   drainFailures(): Promise<NginxFailureCount[]> {
-    return this.drain(CONTROL.failures, 'failure counts', parseFailureCounts);
+    return this.drain(CONTROL.failures, 'failure counts', (text) => {
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        this.log.error('nginx answered its failure counts with something that is not JSON');
+        return [];
+      }
+      return parseFailureCounts(json);
+    });
   }
 
   /** Like the failure counts: nginx deletes what it hands over, so the cap is the dict's size. */
@@ -102,7 +111,7 @@ export class NginxControl implements DecisionInvalidator, NginxFailureSource, Us
    * Counts nginx hands over and forgets (POST). None when nginx is not running; any other
    * failure is logged and the counts are asked for again at the next flush.
    */
-  private async drain<T>(path: string, what: string, parse: (json: unknown) => T[]): Promise<T[]> {
+  private async drain<T>(path: string, what: string, parse: (text: string) => T[]): Promise<T[]> {
     const answer = await readControlSocket(
       this.socketPath,
       path,
@@ -115,12 +124,7 @@ export class NginxControl implements DecisionInvalidator, NginxFailureSource, Us
       this.log.error(`nginx refused to give its ${what}`, { status: answer.status });
       return [];
     }
-    try {
-      return parse(JSON.parse(answer.text));
-    } catch {
-      this.log.error(`nginx answered its ${what} with something that is not JSON`);
-      return [];
-    }
+    return parse(answer.text);
   }
 
   private counted(scope: 'clients' | 'all', ok: boolean): boolean {

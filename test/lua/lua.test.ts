@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { NGINX_NAMES } from '../../common/contract.js';
 import { packageRoot } from '../../common/package-root.js';
 import { LUA_CONTRACT_PATH, renderLuaContract } from '../../generator/index.js';
 import { type RunningNginx, startNginx } from '../integration/generator/support/nginx.js';
@@ -33,6 +34,8 @@ beforeAll(async () => {
   await writeFile(
     join(home, 'nginx', 'conf.d', 'lua.conf'),
     `map "" $gateway_request_id { default $request_id; }
+# The limits dict, for the cases that read and write usage counts.
+lua_shared_dict ${NGINX_NAMES.limitsDict} 1m;
 server {
     listen 127.0.0.1:${port};
     location = /cases {

@@ -30,3 +30,25 @@ case("usage: a worker's batch of counts", function()
   eq(sum["9"], nil, "a line without a count is skipped")
   eq(usage.lines({}), "", "nothing counted: no lines")
 end)
+
+case("usage: the drain hands finished batches over as sections of lines", function()
+  local dict = ngx.shared[require("gateway.contract").dicts.limits]
+    or ngx.shared[require("gateway.contract").dicts.budgets]
+  ngx.update_time()
+  local old = usage.generation(ngx.now()) - 2
+  local start = old * require("gateway.contract").usage.generation_s
+  dict:set("u" .. old .. " 812:1", "12 3\n7 1\n", 60)
+  dict:set("x" .. old .. " 12", 4, 60)
+  dict:set("u" .. (old + 2) .. " 812:2", "12 9\n", 60) -- the current generation: not yet
+  local text = usage.drain()
+  -- Sections in the dict's key order: compare as a set of sections.
+  local sections = {}
+  for section in text:gmatch("[ux] %d+\n[^ux]*") do
+    sections[section] = true
+  end
+  eq(sections["u " .. start .. "\n12 3\n7 1\n"], true, "a batch as it was written")
+  eq(sections["x " .. start .. "\n12 4\n"], true, "a per-client count as one line")
+  eq(dict:get("u" .. old .. " 812:1"), nil, "handed over: deleted")
+  eq(dict:get("u" .. (old + 2) .. " 812:2"), "12 9\n", "the current generation stays")
+  dict:delete("u" .. (old + 2) .. " 812:2")
+end)
