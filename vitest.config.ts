@@ -8,7 +8,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // The container suite has its own configuration (test/containers/vitest.config.ts): it
     // builds the images first and runs after this one in `npm test`.
-    exclude: [...configDefaults.exclude, 'test/containers/**'],
+    // So has the sanitizer suite (test/sanitizers/vitest.config.ts), after it.
+    exclude: [...configDefaults.exclude, 'test/containers/**', 'test/sanitizers/**'],
     // dist/ first: several suites start the built gateway (test/support/fresh-dist.ts).
     globalSetup: ['test/support/fresh-dist.ts', 'test/support/global-postgres.ts'],
     // Integration and end-to-end suites start real PostgreSQL, nginx and Node processes;

@@ -49,8 +49,12 @@ const LUA_MODULE_FILES = [
  * Where the gateway's own module (nginx-module/) is looked for, first found wins: built for the
  * native run by scripts/build-nginx-module.sh (build/ of this package), or installed beside
  * Debian's modules (the proxy image). Loaded after the Lua module, whose functions it calls.
+ * `GATEWAY_NGINX_MODULE_DIR` names another build's directory, the only place then looked in:
+ * the module built with sanitizers, which the sanitizer suite runs (test/sanitizers/).
  */
-export function gatewayModuleFiles(): string[] {
+export function gatewayModuleFiles(env: NodeJS.ProcessEnv = process.env): string[] {
+  const dir = env.GATEWAY_NGINX_MODULE_DIR;
+  if (dir) return [join(dir, NGINX_MODULE.file)];
   return [
     join(packageRoot(), 'build', 'nginx-module', NGINX_MODULE.file),
     join('/usr/lib/nginx/modules', NGINX_MODULE.file),

@@ -118,6 +118,7 @@ static char *ngx_http_gateway_hit_merge_loc_conf(ngx_conf_t *cf, void *parent, v
 static ngx_int_t ngx_http_gateway_hit_init(ngx_conf_t *cf);
 static ngx_int_t ngx_http_gateway_hit_init_module(ngx_cycle_t *cycle);
 static ngx_int_t ngx_http_gateway_hit_init_process(ngx_cycle_t *cycle);
+static void ngx_http_gateway_hit_exit_process(ngx_cycle_t *cycle);
 static ngx_shm_zone_t *ngx_http_gateway_hit_find_zone(const char *name);
 
 
@@ -159,7 +160,7 @@ ngx_module_t  ngx_http_gateway_hit_module = {
     ngx_http_gateway_hit_init_process,     /* init process */
     NULL,                                  /* init thread */
     NULL,                                  /* exit thread */
-    NULL,                                  /* exit process */
+    ngx_http_gateway_hit_exit_process,     /* exit process */
     NULL,                                  /* exit master */
     NGX_MODULE_V1_PADDING
 };
@@ -991,6 +992,13 @@ ngx_http_gateway_hit_init_process(ngx_cycle_t *cycle)
     ngx_http_gateway_hit_key_table_zone = ngx_http_gateway_hit_find_zone(GW_KEY_TABLE_DICT);
 
     return NGX_OK;
+}
+
+
+static void
+ngx_http_gateway_hit_exit_process(ngx_cycle_t *cycle)
+{
+    ngx_http_gateway_hit_usage_release();
 }
 
 

@@ -108,6 +108,17 @@ GW_USAGE_TAKER(u_char *buf, size_t size)
 }
 
 
+void
+ngx_http_gateway_hit_usage_release(void)
+{
+    free(ngx_http_gateway_hit_usage_slots);
+    ngx_http_gateway_hit_usage_slots = NULL;
+    ngx_http_gateway_hit_usage_size = 0;
+    ngx_http_gateway_hit_usage_used = 0;
+    ngx_http_gateway_hit_usage_cursor = 0;
+}
+
+
 static int
 ngx_http_gateway_hit_usage_grow(void)
 {

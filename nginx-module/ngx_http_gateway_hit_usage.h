@@ -22,4 +22,8 @@ int ngx_http_gateway_hit_usage_count(const u_char *row, size_t len);
  * Lua function that does not yield): the table is emptied when the last line is written. */
 size_t GW_USAGE_TAKER(u_char *buf, size_t size);
 
+/* Frees the table (the worker's exit: nginx unloads the module before the process ends, so a
+ * table still allocated would be a leak to LeakSanitizer in the sanitizer suite). */
+void ngx_http_gateway_hit_usage_release(void);
+
 #endif

@@ -26,9 +26,10 @@ START_PACKAGES=(
 )
 # What `npm test` needs beyond that: openssl's CLI for the test PKI, wrk (the bench smoke
 # test), git (the fresh-clone test), chromium (the console's tests drive it through
-# puppeteer-core; nothing is downloaded at run time). The container engine's packages are
-# docker/setup-podman.sh's.
-TEST_PACKAGES=(wrk git chromium)
+# puppeteer-core; nothing is downloaded at run time), clang-14 with libFuzzer and its sanitizer
+# runtimes (the nginx module's fuzz targets, test/sanitizers/; the module's ASan build uses gcc's
+# libasan, which gcc brings). The container engine's packages are docker/setup-podman.sh's.
+TEST_PACKAGES=(wrk git chromium clang-14 libfuzzer-14-dev libclang-rt-14-dev)
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 die() {

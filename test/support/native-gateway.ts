@@ -69,6 +69,10 @@ export async function launchNativeGateway(
   const metricsPort = await freePort();
   const runner = startProcess(process.execPath, [runnerMain()], {
     PATH: process.env.PATH,
+    // The sanitizer suite (test/sanitizers/): its nginx is first on PATH, and its module here.
+    ...(process.env.GATEWAY_NGINX_MODULE_DIR
+      ? { GATEWAY_NGINX_MODULE_DIR: process.env.GATEWAY_NGINX_MODULE_DIR }
+      : {}),
     GATEWAY_HOME: options.home,
     GATEWAY_HTTPS_PORT: String(port),
     GATEWAY_FQDN: fqdn,

@@ -1,0 +1,10 @@
+import { afterAll, expect } from 'vitest';
+import { sanitizerReports } from './sanitized-nginx.js';
+
+// After each file of the sanitizer suite (its nginx stopped by then: its afterAll ran first,
+// hooks unwinding as a stack), no AddressSanitizer, LeakSanitizer or UndefinedBehaviorSanitizer
+// report: any is the file's failure, quoted.
+afterAll(() => {
+  const reports = sanitizerReports();
+  expect(reports.map((r) => `${r.file}:\n${r.text.slice(0, 4000)}`)).toEqual([]);
+});
