@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { type Permissions, validatePermissions } from '../../common/permissions.js';
 import type { ErrorDetail } from '../errors/api-error.js';
 import { isJsonObject, issueDetails, NOT_AN_OBJECT, type Validated } from '../http/body-errors.js';
-import { type RateLimit, rateLimitSchema } from './api-client.js';
+import { permissionsSchema, type RateLimit, rateLimitSchema } from './api-client.js';
 
 /**
  * Text that may be stored and later passed upstream in a header (percent-encoded): no
@@ -40,6 +41,8 @@ const RATE_LIMIT =
   'At most `requests` per `per_seconds`, counted by each gateway pair on its own; null: none.';
 const rateLimit = rateLimitSchema.nullable().optional();
 
+const permissions = permissionsSchema.optional();
+
 const NAME = 'Unique; no control characters, no surrounding whitespace.';
 const IS_ADMIN = 'May use the management API.';
 const SUBJECT_ID =
@@ -59,6 +62,7 @@ export const createApiClientSchema = z
       .meta({ description: `${SUBJECT_ID} Required when generate_api_key is false.` }),
     expires_at: expiresAt.meta({ description: EXPIRES_AT }),
     rate_limit: rateLimit.meta({ description: RATE_LIMIT }),
+    permissions,
   })
   .meta({ id: 'ApiClientCreate', description: 'A new API client.' });
 
@@ -76,6 +80,7 @@ export const updateApiClientSchema = z
       .meta({ description: `${SUBJECT_ID} null only for a client with an API key.` }),
     expires_at: expiresAt.meta({ description: EXPIRES_AT }),
     rate_limit: rateLimit.meta({ description: RATE_LIMIT }),
+    permissions,
   })
   .meta({
     id: 'ApiClientUpdate',
@@ -97,6 +102,40 @@ function expiryInThePast(raw: Record<string, unknown>, now: number): ErrorDetail
   ];
 }
 
+/**
+ * The body as the schema judges it: without permissions, which validatePermissions judges in
+ * words that name the rule (`permissions[3].path must not have a . or .. segment`). The schema
+ * still describes the field in the OpenAPI document.
+ */
+function forSchema(raw: Record<string, unknown>): Record<string, unknown> {
+  const { permissions: _judgedApart, ...rest } = raw;
+  return rest;
+}
+
+function schemaErrors(
+  result: { success: true } | { success: false; error: z.ZodError },
+  raw: Record<string, unknown>,
+): ErrorDetail[] {
+  return result.success ? [] : result.error.issues.flatMap((i) => issueDetails(i, raw, SUBJECT));
+}
+
+/** The permissions of a body (undefined when absent), or every problem with them. */
+function permissionsOf(
+  raw: Record<string, unknown>,
+): { ok: true; value: Permissions | undefined } | { ok: false; errors: ErrorDetail[] } {
+  if (raw.permissions === undefined) return { ok: true, value: undefined };
+  const check = validatePermissions(raw.permissions);
+  if (check.ok) return { ok: true, value: check.permissions };
+  return {
+    ok: false,
+    errors: check.problems.map((p) => ({
+      code: 'INVALID_FIELD',
+      field: p.field,
+      message: `${p.message}.`,
+    })),
+  };
+}
+
 function toDate(value: string | null | undefined): Date | null | undefined {
   return typeof value === 'string' ? new Date(value) : value;
 }
@@ -114,6 +153,7 @@ export interface CreateApiClientInput {
   apiClientId: string | null;
   expiresAt: Date | null;
   rateLimit: RateLimit | null;
+  permissions: Permissions;
 }
 
 /** The fields a PUT changes; absent ones keep their values. */
@@ -126,6 +166,8 @@ export interface UpdateApiClientInput {
   expiresAt?: Date | null;
   /** null: no limit. */
   rateLimit?: RateLimit | null;
+  /** null: may call everything. */
+  permissions?: Permissions;
 }
 
 /** Validates a creation body at `now` (ms), reporting every problem at once. */
@@ -134,11 +176,11 @@ export function parseCreateApiClient(
   now: number = Date.now(),
 ): Validated<CreateApiClientInput> {
   if (!isJsonObject(body)) return NOT_AN_OBJECT;
-  const result = createApiClientSchema.safeParse(body);
+  const result = createApiClientSchema.safeParse(forSchema(body));
   const raw = body as Record<string, unknown>;
-  const errors = result.success
-    ? []
-    : result.error.issues.flatMap((i) => issueDetails(i, raw, SUBJECT));
+  const errors = schemaErrors(result, raw);
+  const rules = permissionsOf(raw);
+  if (!rules.ok) errors.push(...rules.errors);
   errors.push(...expiryInThePast(raw, now));
   // Checked beside the schema, not after it, so this error is reported with all others.
   if (
@@ -151,7 +193,7 @@ export function parseCreateApiClient(
       message: 'api_client_id is required when generate_api_key is false.',
     });
   }
-  if (!result.success || errors.length > 0) return { ok: false, errors };
+  if (!result.success || !rules.ok || errors.length > 0) return { ok: false, errors };
   const v = result.data;
   return {
     ok: true,
@@ -162,40 +204,43 @@ export function parseCreateApiClient(
       apiClientId: v.api_client_id ?? null,
       expiresAt: toDate(v.expires_at) ?? null,
       rateLimit: toRateLimit(v.rate_limit) ?? null,
+      permissions: rules.value ?? null,
     },
   };
 }
 
 /**
  * Validates an update body (PUT) at `now` (ms): any of name, is_admin, api_client_id,
- * expires_at, rate_limit; every problem at once.
+ * expires_at, rate_limit, permissions; every problem at once.
  */
 export function parseUpdateApiClient(
   body: unknown,
   now: number = Date.now(),
 ): Validated<UpdateApiClientInput> {
   if (!isJsonObject(body)) return NOT_AN_OBJECT;
-  const result = updateApiClientSchema.safeParse(body);
+  const result = updateApiClientSchema.safeParse(forSchema(body));
   const raw = body as Record<string, unknown>;
-  const errors = result.success
-    ? []
-    : result.error.issues.flatMap((i) => issueDetails(i, raw, SUBJECT));
+  const errors = schemaErrors(result, raw);
+  const rules = permissionsOf(raw);
+  if (!rules.ok) errors.push(...rules.errors);
   errors.push(...expiryInThePast(raw, now));
-  if (!result.success || errors.length > 0) return { ok: false, errors };
+  if (!result.success || !rules.ok || errors.length > 0) return { ok: false, errors };
   const v = result.data;
   if (
     v.name === undefined &&
     v.is_admin === undefined &&
     v.api_client_id === undefined &&
     v.expires_at === undefined &&
-    v.rate_limit === undefined
+    v.rate_limit === undefined &&
+    rules.value === undefined
   ) {
     return {
       ok: false,
       errors: [
         {
           code: 'INVALID_BODY',
-          message: 'Send at least one of name, is_admin, api_client_id, expires_at, rate_limit.',
+          message:
+            'Send at least one of name, is_admin, api_client_id, expires_at, rate_limit, permissions.',
         },
       ],
     };
@@ -208,6 +253,7 @@ export function parseUpdateApiClient(
       ...(v.api_client_id !== undefined ? { apiClientId: v.api_client_id } : {}),
       ...(v.expires_at !== undefined ? { expiresAt: toDate(v.expires_at) } : {}),
       ...(v.rate_limit !== undefined ? { rateLimit: toRateLimit(v.rate_limit) } : {}),
+      ...(rules.value !== undefined ? { permissions: rules.value } : {}),
     },
   };
 }

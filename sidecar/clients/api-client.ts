@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { ALLOWED_METHODS } from '../../common/contract.js';
+import { MAX_PATTERN_BYTES, MAX_RULES, type Permissions } from '../../common/permissions.js';
 
 /** A client's rate limit: at most `requests` per `perSeconds`, counted by each nginx. */
 export interface RateLimit {
@@ -33,6 +35,43 @@ export const rateLimitSchema = z
       'on its own; past it, 429 `RATE_LIMITED` with `Retry-After`.',
   });
 
+/**
+ * What a client may call, in the API's words (docs/decisions/20261128-permissions.md). The
+ * schema describes the field in the OpenAPI document; the checks are validatePermissions'
+ * (common/permissions.ts), whose problems name the rule.
+ */
+export const permissionRuleSchema = z
+  .strictObject({
+    methods: z
+      .array(z.enum(ALLOWED_METHODS as [string, ...string[]]))
+      .min(1)
+      .max(ALLOWED_METHODS.length)
+      .meta({ description: 'The methods this rule allows, each once; HEAD is allowed with GET.' }),
+    path: z
+      .string()
+      .min(1)
+      .max(MAX_PATTERN_BYTES)
+      .meta({
+        description:
+          'An absolute path pattern: `*` is exactly one segment, a final `/**` zero or more ' +
+          'segments below; no other wildcard, no `.`, `..` or empty segment, no `%`, `;`, `?`, ' +
+          `\`#\`, space or backslash; at most ${MAX_PATTERN_BYTES} bytes of UTF-8.`,
+      }),
+  })
+  .meta({ id: 'PermissionRule', description: 'These methods on the paths the pattern matches.' });
+
+export const permissionsSchema = z
+  .array(permissionRuleSchema)
+  .max(MAX_RULES)
+  .nullable()
+  .meta({
+    description:
+      `null: the client may call everything. A list of at most ${MAX_RULES} rules: only a ` +
+      'request whose method and path some rule allows passes; any other is 403 ' +
+      '`PERMISSION_DENIED`, and for such a client a path that could reach the application as ' +
+      'another path is 400 `AMBIGUOUS_PATH`.',
+  });
+
 /** An API client as stored; `keyHash` and `previousKeyHash` never leave the sidecar. */
 export interface ApiClientRow {
   id: number;
@@ -50,6 +89,8 @@ export interface ApiClientRow {
   previousKeyExpiresAt: Date | null;
   /** null: not limited. */
   rateLimit: RateLimit | null;
+  /** null: may call everything; a list: only what a rule allows. */
+  permissions: Permissions;
 }
 
 const clientId = z.int().min(1).max(Number.MAX_SAFE_INTEGER);
@@ -81,6 +122,7 @@ export const apiClientRecordSchema = z
       description: 'Set while a rotated-out secret is still accepted, else null.',
     }),
     rate_limit: rateLimitSchema.nullable().meta({ description: 'null: not limited.' }),
+    permissions: permissionsSchema,
   })
   .meta({ id: 'ApiClient', description: 'An API client; never a secret or a hash.' });
 
@@ -104,6 +146,7 @@ export function toRecord(row: ApiClientRow, now: number = Date.now()): ApiClient
         ? grace.toISOString()
         : null,
     rate_limit: rateLimitJson(row.rateLimit),
+    permissions: row.permissions,
   };
 }
 
@@ -129,4 +172,6 @@ export interface Identity {
   isAdmin: boolean;
   /** The client's rate limit, enforced by nginx; absent or null: none. */
   rateLimit?: RateLimit | null;
+  /** What the client may call, enforced by nginx; absent or null: everything. */
+  permissions?: Permissions;
 }

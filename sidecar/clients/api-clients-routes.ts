@@ -38,12 +38,17 @@ export function apiClientsRouter(parts: ApiClientRouteParts): Router {
   mount(router, OPS.create, async (req, res) => {
     const input = parseCreateApiClient(req.body, clock());
     if (!input.ok) throw new ValidationError(input.errors);
-    const { name, isAdmin, generateApiKey, apiClientId, expiresAt, rateLimit } = input.value;
+    const { name, isAdmin, generateApiKey, apiClientId, expiresAt, rateLimit, permissions } =
+      input.value;
     const key = generateApiKey ? generateSecret() : null;
     const context = requestContext(req, res);
     const created = await changes.run(
       (db) =>
-        store.create({ name, isAdmin, apiClientId, expiresAt, rateLimit }, key?.hash ?? null, db),
+        store.create(
+          { name, isAdmin, apiClientId, expiresAt, rateLimit, permissions },
+          key?.hash ?? null,
+          db,
+        ),
       (outcome) => ({
         ...context,
         action: 'api_client.create',
@@ -177,6 +182,7 @@ function describe(row: ApiClientRow): Record<string, unknown> {
     has_api_key: row.keyHash !== null,
     expires_at: row.expiresAt?.toISOString() ?? null,
     rate_limit: rateLimitJson(row.rateLimit),
+    permissions: row.permissions,
   };
 }
 

@@ -1,3 +1,4 @@
+import type { Permissions } from '../../common/permissions.js';
 import type { ApiClientRow, RateLimit } from './api-client.js';
 
 // One row of api_clients as the stores read it back: the columns selected (or RETURNING) and
@@ -5,7 +6,7 @@ import type { ApiClientRow, RateLimit } from './api-client.js';
 
 export const COLUMNS = `id, name, is_admin, api_client_id, key_hash, created_at, expires_at,
   last_used_at, previous_key_hash, previous_key_expires_at, rate_limit_requests,
-  rate_limit_per_seconds`;
+  rate_limit_per_seconds, permissions`;
 
 export interface DbRow {
   id: number;
@@ -20,6 +21,8 @@ export interface DbRow {
   previous_key_expires_at: Date | null;
   rate_limit_requests: number | null;
   rate_limit_per_seconds: number | null;
+  /** jsonb, parsed by pg; written only after validatePermissions. */
+  permissions: Permissions;
 }
 
 export function fromDb(row: DbRow): ApiClientRow {
@@ -35,6 +38,7 @@ export function fromDb(row: DbRow): ApiClientRow {
     previousKeyHash: row.previous_key_hash,
     previousKeyExpiresAt: row.previous_key_expires_at,
     rateLimit: rateLimitOf(row),
+    permissions: row.permissions,
   };
 }
 

@@ -1,3 +1,4 @@
+import type { Permissions } from '../../common/permissions.js';
 import type { Queryable } from '../db/queryable.js';
 import type { ApiClientRow, RateLimit } from './api-client.js';
 import { ClientReads } from './client-reads.js';
@@ -11,6 +12,8 @@ export interface NewApiClient {
   expiresAt?: Date | null;
   /** Absent or null: not limited. */
   rateLimit?: RateLimit | null;
+  /** Absent or null: may call everything. */
+  permissions?: Permissions;
 }
 
 /** A rotation's outcome: the row with its new key hash, no such client, or a token-only one. */
@@ -36,6 +39,13 @@ export interface ClientChanges {
   expiresAt?: Date | null;
   /** null: no limit. */
   rateLimit?: RateLimit | null;
+  /** null: may call everything. */
+  permissions?: Permissions;
+}
+
+/** jsonb as pg takes it: text (pg would send a JS array as a PostgreSQL array), or SQL NULL. */
+function jsonOrNull(permissions: Permissions | undefined): string | null {
+  return permissions ? JSON.stringify(permissions) : null;
 }
 
 function collision(err: unknown): 'name' | 'api_client_id' | 'no_credential' | null {
@@ -63,8 +73,8 @@ export class ClientStore extends ClientReads {
     try {
       const { rows } = await db.query<DbRow>(
         `INSERT INTO api_clients (name, is_admin, api_client_id, key_hash, expires_at,
-           rate_limit_requests, rate_limit_per_seconds)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+           rate_limit_requests, rate_limit_per_seconds, permissions)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
         [
           client.name,
           client.isAdmin,
@@ -73,6 +83,7 @@ export class ClientStore extends ClientReads {
           client.expiresAt ?? null,
           client.rateLimit?.requests ?? null,
           client.rateLimit?.perSeconds ?? null,
+          jsonOrNull(client.permissions),
         ],
       );
       return { ok: true, row: fromDb(rows[0]!) };
@@ -103,6 +114,7 @@ export class ClientStore extends ClientReads {
       set('rate_limit_requests', changes.rateLimit?.requests ?? null);
       set('rate_limit_per_seconds', changes.rateLimit?.perSeconds ?? null);
     }
+    if (changes.permissions !== undefined) set('permissions', jsonOrNull(changes.permissions));
     try {
       const { rows } = await db.query<DbRow>(
         `UPDATE api_clients SET ${sets.join(', ')} WHERE id = $1 RETURNING ${COLUMNS}`,

@@ -54,6 +54,7 @@ export class MemoryClientStore {
       previousKeyHash: null,
       previousKeyExpiresAt: null,
       rateLimit: client.rateLimit ?? null,
+      permissions: client.permissions ?? null,
     };
     this.rows.set(row.id, row);
     return { ok: true, row };
@@ -69,6 +70,7 @@ export class MemoryClientStore {
       ...(changes.apiClientId !== undefined ? { apiClientId: changes.apiClientId } : {}),
       ...(changes.expiresAt !== undefined ? { expiresAt: changes.expiresAt } : {}),
       ...(changes.rateLimit !== undefined ? { rateLimit: changes.rateLimit } : {}),
+      ...(changes.permissions !== undefined ? { permissions: changes.permissions } : {}),
     };
     const taken = this.collision(id, next.name, next.apiClientId);
     if (taken) return { ok: false, conflict: taken };

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Permissions } from '../../../common/permissions.js';
 import type { ApiClientRow } from '../../../sidecar/clients/api-client.js';
 
 /**
@@ -21,6 +22,7 @@ export function row(
     previousSecret?: string;
     previousKeyExpiresAt?: Date | null;
     rateLimit?: { requests: number; perSeconds: number } | null;
+    permissions?: Permissions;
   } = {},
 ): ApiClientRow {
   return {
@@ -35,6 +37,7 @@ export function row(
     previousKeyHash: options.previousSecret === undefined ? null : sha256(options.previousSecret),
     previousKeyExpiresAt: options.previousKeyExpiresAt ?? null,
     rateLimit: options.rateLimit ?? null,
+    permissions: options.permissions ?? null,
   };
 }
 
