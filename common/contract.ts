@@ -5,6 +5,17 @@
  * from them (a test fails on drift), and the sidecar reads its header names from here.
  */
 
+// Defined first: PERMISSIONS_TEXT numbers them. ALLOWED_METHODS (below) is this list.
+const ALLOWED_METHODS_LIST: readonly string[] = [
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'OPTIONS',
+];
+
 /**
  * The request id of every request: nginx's own (`$request_id`, 32 hex digits), or the caller's
  * `X-Request-Id` when the caller is a proxy named in `request_id.trusted_proxies` and the id
@@ -125,6 +136,26 @@ export const DECISION_FROM_SIDECAR = {
    * as a revocation (docs/decisions/20261125-rate-limits-and-usage.md).
    */
   rateLimit: 'X-Gateway-Rate-Limit',
+  /**
+   * On a 2xx and on a known key record: the client's permissions in PERMISSIONS_TEXT; absent:
+   * none (it may call everything). Kept with the decision or record like the rate limit
+   * (docs/decisions/20261128-permissions.md).
+   */
+  permissions: 'X-Gateway-Permissions',
+} as const;
+
+/**
+ * A client's permissions as nginx holds them: one line of ASCII, the same in the /auth
+ * answer's header, the decision cache, the key records and the key table's record. `<n>`, the
+ * number of rules, then per rule a space, its methods as two lowercase hex digits (the sum of
+ * `methodBits`, HEAD's bit set wherever GET's is), and its pattern with every byte beyond ASCII
+ * written `%XX` (a pattern never holds `%` or a space itself). `0`: no rule, nothing allowed.
+ * Written by common/permissions.ts's permissionsText, read by lua/gateway/permissions.lua.
+ */
+export const PERMISSIONS_TEXT = {
+  methodBits: Object.fromEntries(ALLOWED_METHODS_LIST.map((m, i) => [m, 1 << i])) as Readonly<
+    Record<string, number>
+  >,
 } as const;
 
 /**
@@ -346,21 +377,17 @@ export const LUA_COUNTERS = {
   key_refused: 'an API key refused from a key record (wrong secret, unknown id or expired)',
   budget_refused: 'a request answered 429 because a failure budget was spent',
   rate_limited: "a request answered 429 because its client's rate limit was reached",
+  permission_refused:
+    "a request answered 403 because its client's permissions do not allow it (docs/decisions/20261128-permissions.md)",
+  ambiguous_path_refused:
+    "a restricted client's request answered 400 because its path could reach the application as another path",
 } as const;
 
 /** The largest `auth_cache.max_age_ms` the settings accept. */
 export const MAX_AGE_LIMIT_MS = 3_600_000;
 
 /** Methods the gateway passes on; any other is answered 405 before authentication. */
-export const ALLOWED_METHODS: readonly string[] = [
-  'GET',
-  'HEAD',
-  'POST',
-  'PUT',
-  'PATCH',
-  'DELETE',
-  'OPTIONS',
-];
+export const ALLOWED_METHODS: readonly string[] = ALLOWED_METHODS_LIST;
 
 /**
  * The key table's replica in nginx (docs/decisions/20261127-key-table-replica.md): every API
@@ -414,12 +441,15 @@ export const KEY_TABLE = {
  *    1 byte n, n bytes: its grace end (Unix s, text)]   when flags has `previous`
  *   [1 byte n, n bytes: expiry (Unix s, text)]          when flags has `expires`
  *   [1 byte n, n bytes: `<requests> <per_seconds>`]     when flags has `limit`
+ *   [1 byte n, n bytes: L in decimal, L bytes:
+ *    the client's permissions in PERMISSIONS_TEXT]     when flags has `rules`
  *   the rest: the client's name, percent-encoded (as the identity header carries it)
+ * A record with `rules` is never a hit of the nginx module: Lua decides its requests.
  * A deleted client leaves a record of its own (flags `gone`, nothing after): its id is refused
  * by nginx alone for as long as the replica is trusted, a database outage included.
  */
 export const KEY_RECORD = {
   version: 1,
-  flags: { admin: 1, key: 2, previous: 4, expires: 8, limit: 16, gone: 32 },
+  flags: { admin: 1, key: 2, previous: 4, expires: 8, limit: 16, gone: 32, rules: 64 },
   hashBytes: 32,
 } as const;

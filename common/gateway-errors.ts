@@ -147,6 +147,22 @@ export const LUA_ANSWERS = {
     code: 'TOO_MANY_FAILED_ATTEMPTS',
     message: 'Too many failed authentication attempts; retry after the time in Retry-After.',
   },
+  // The client's permissions allow no rule for this method and path (docs/decisions/
+  // 20261128-permissions.md). The Lua code names the client whose rules refused (its row,
+  // digits) in the message; never the path the caller sent.
+  permissionDenied: {
+    status: 403,
+    code: 'PERMISSION_DENIED',
+    message: "The API client's permissions do not allow this method on this path.",
+  },
+  // A restricted client's path that could reach the application as another path; the Lua code
+  // adds why (common/permissions.ts AMBIGUOUS_PATH_REASONS), never the path itself.
+  ambiguousPath: {
+    status: 400,
+    code: 'AMBIGUOUS_PATH',
+    message:
+      'The path could reach the application as another path; a client with permissions must send it plainly.',
+  },
   // Past the client's own rate limit (its record's rate_limit), counted in nginx's memory.
   rateLimited: {
     status: 429,

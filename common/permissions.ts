@@ -9,7 +9,7 @@
  * final `/**` is zero or more segments below; every other segment is compared byte for byte.
  * The path matched is the one the application receives, percent-decoded once (`decidePath`).
  */
-import { ALLOWED_METHODS } from './contract.js';
+import { ALLOWED_METHODS, PERMISSIONS_TEXT } from './contract.js';
 
 /** One rule: these methods on the paths the pattern matches. */
 export interface PermissionRule {
@@ -118,7 +118,7 @@ function ruleProblems(value: unknown, index: number): PermissionProblem[] {
       problems.push({
         rule: index,
         field: `${field}.${key}`,
-        message: `${field} has an unknown field (a rule has only methods and path)`,
+        message: `${field}.${key} is not a field of a rule (a rule has only methods and path)`,
       });
   }
   const record = value as Record<string, unknown>;
@@ -294,4 +294,25 @@ export function describePermissions(permissions: Permissions): string[] {
   if (permissions === null) return ['may call every method on every path'];
   if (permissions.length === 0) return ['may call nothing (no rule)'];
   return permissions.map(describeRule);
+}
+
+/**
+ * Permissions as nginx holds them (PERMISSIONS_TEXT in contract.ts): `<n>`, then per rule a
+ * space, two hex digits of method bits (HEAD's set with GET's) and the pattern with every byte
+ * beyond ASCII written %XX. Only for validated rules; null has no text (the field is absent).
+ */
+export function permissionsText(rules: readonly PermissionRule[]): string {
+  const bits = PERMISSIONS_TEXT.methodBits;
+  const parts = [String(rules.length)];
+  for (const rule of rules) {
+    let mask = 0;
+    for (const method of effectiveMethods(rule.methods)) mask |= bits[method] ?? 0;
+    let pattern = '';
+    for (const ch of utf8Bytes(rule.path)) {
+      const code = ch.charCodeAt(0);
+      pattern += code < 0x80 ? ch : `%${code.toString(16).toUpperCase()}`;
+    }
+    parts.push(`${mask.toString(16).padStart(2, '0')}${pattern}`);
+  }
+  return parts.join(' ');
 }

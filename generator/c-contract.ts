@@ -87,6 +87,7 @@ export function renderCContract(): string {
     `#define GW_KEY_RECORD_EXPIRES ${KEY_RECORD.flags.expires}`,
     `#define GW_KEY_RECORD_LIMIT ${KEY_RECORD.flags.limit}`,
     `#define GW_KEY_RECORD_GONE ${KEY_RECORD.flags.gone}`,
+    `#define GW_KEY_RECORD_RULES ${KEY_RECORD.flags.rules}`,
     `#define GW_KEY_RECORD_HASH_BYTES ${KEY_RECORD.hashBytes}`,
     `#define GW_API_KEYS_VARIABLE ${cString(bare(TOGGLE_VARIABLES.apiKeys))}`,
     `#define GW_MAX_AGE_VARIABLE ${cString(bare(NGINX_NAMES.maxAgeVariable))}`,

@@ -14,6 +14,7 @@ import {
   MAX_REQUEST_HEADERS,
   NGINX_MODULE,
   NGINX_NAMES,
+  PERMISSIONS_TEXT,
   RATE_LIMIT_HEADERS,
   RATE_LIMIT_WINDOWS,
   REFUSAL_FROM_SIDECAR,
@@ -28,6 +29,7 @@ import {
   LUA_ANSWERS,
   NGINX_ERROR_PAGES,
 } from '../common/gateway-errors.js';
+import { AMBIGUOUS_PATH_REASONS } from '../common/permissions.js';
 
 /** Where the generated module lives, relative to the package root. */
 export const LUA_CONTRACT_PATH = 'lua/gateway/contract.lua';
@@ -107,6 +109,17 @@ export function renderLuaContract(): string {
     `    previous_key_until = ${luaString(DECISION_FROM_SIDECAR.previousKeyUntil)},`,
     `    expires_at = ${luaString(DECISION_FROM_SIDECAR.expiresAt)},`,
     `    rate_limit = ${luaString(DECISION_FROM_SIDECAR.rateLimit)},`,
+    `    permissions = ${luaString(DECISION_FROM_SIDECAR.permissions)},`,
+    '  },',
+    '  permissions = {',
+    `    method_bits = { ${Object.entries(PERMISSIONS_TEXT.methodBits)
+      .map(([method, bit]) => `${method} = ${bit}`)
+      .join(', ')} },`,
+    '    ambiguous = {',
+    ...Object.entries(AMBIGUOUS_PATH_REASONS).map(
+      ([name, why]) => `      ${snake(name)} = ${luaString(why)},`,
+    ),
+    '    },',
     '  },',
     '  rate_limit_headers = {',
     `    policy = ${luaString(RATE_LIMIT_HEADERS.policy)},`,

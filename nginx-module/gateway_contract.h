@@ -22,6 +22,7 @@
 #define GW_KEY_RECORD_EXPIRES 8
 #define GW_KEY_RECORD_LIMIT 16
 #define GW_KEY_RECORD_GONE 32
+#define GW_KEY_RECORD_RULES 64
 #define GW_KEY_RECORD_HASH_BYTES 32
 #define GW_API_KEYS_VARIABLE "api_keys_enabled"
 #define GW_MAX_AGE_VARIABLE "auth_cache_max_age_ms"

@@ -53,6 +53,7 @@ export class ApiKeyVerifier {
         clientName: row.name,
         isAdmin: row.isAdmin,
         rateLimit: row.rateLimit,
+        permissions: row.permissions,
       },
       validUntil: validUntil([row.expiresAt?.getTime(), current ? undefined : graceEnd]),
       keyRecord,

@@ -1,4 +1,5 @@
 import { DECISION_FROM_SIDECAR, IDENTITY_FROM_SIDECAR } from '../../common/contract.js';
+import { permissionsText } from '../../common/permissions.js';
 import type { ApiClientRow, Identity } from '../clients/api-client.js';
 
 /**
@@ -51,6 +52,7 @@ function knownRecord(row: ApiClientRow): KeyRecord {
       clientName: row.name,
       isAdmin: row.isAdmin,
       rateLimit: row.rateLimit,
+      permissions: row.permissions,
     },
     keyHash: row.keyHash,
     previous:
@@ -66,7 +68,8 @@ function seconds(date: Date): number {
 
 /**
  * The identity headers of a "yes" (also a known key record's): free text percent-encoded, so
- * nginx can keep them in one tab-separated entry; the rate limit, when the client has one.
+ * nginx can keep them in one tab-separated entry; the rate limit and the permissions, when the
+ * client has them.
  */
 export function identityHeaders(identity: Identity, method: string): Record<string, string> {
   const values = {
@@ -81,6 +84,9 @@ export function identityHeaders(identity: Identity, method: string): Record<stri
   for (const row of IDENTITY_FROM_SIDECAR) headers[row.header] = values[row.role];
   const limit = identity.rateLimit;
   if (limit) headers[DECISION_FROM_SIDECAR.rateLimit] = `${limit.requests} ${limit.perSeconds}`;
+  // Absent for null (everything); "0" for an empty list (nothing), never an empty value.
+  if (identity.permissions)
+    headers[DECISION_FROM_SIDECAR.permissions] = permissionsText(identity.permissions);
   return headers;
 }
 

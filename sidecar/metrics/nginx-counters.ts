@@ -21,6 +21,8 @@ const NAMES: Record<keyof typeof LUA_COUNTERS, string> = {
   key_refused: 'gateway_nginx_key_record_refused_total',
   budget_refused: 'gateway_nginx_failure_budget_refused_total',
   rate_limited: 'gateway_nginx_rate_limited_total',
+  permission_refused: 'gateway_nginx_permission_refused_total',
+  ambiguous_path_refused: 'gateway_nginx_ambiguous_path_refused_total',
 };
 
 /**

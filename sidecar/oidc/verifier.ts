@@ -83,6 +83,7 @@ export class OidcBearerVerifier implements BearerVerifier {
         clientName: checked.clientName ?? row.name,
         isAdmin: row.isAdmin,
         rateLimit: row.rateLimit,
+        permissions: row.permissions,
       },
     };
   }

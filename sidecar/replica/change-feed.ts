@@ -1,3 +1,4 @@
+import type { Permissions } from '../../common/permissions.js';
 import { rateLimitOf } from '../clients/client-rows.js';
 import type { Queryable } from '../db/queryable.js';
 import type { KeyTableRow } from './key-record-bytes.js';
@@ -37,7 +38,7 @@ export function parsePosition(text: unknown): FeedPosition | null {
 export const CATCH_UP_MARGIN = 1_000;
 
 const RECORD_COLUMNS = `id, name, is_admin, key_hash, expires_at, previous_key_hash,
-  previous_key_expires_at, rate_limit_requests, rate_limit_per_seconds`;
+  previous_key_expires_at, rate_limit_requests, rate_limit_per_seconds, permissions`;
 
 interface RecordRow {
   id: number;
@@ -49,6 +50,7 @@ interface RecordRow {
   previous_key_expires_at: Date | null;
   rate_limit_requests: number | null;
   rate_limit_per_seconds: number | null;
+  permissions: Permissions;
 }
 
 function fromRecordRow(row: RecordRow): KeyTableRow {
@@ -61,6 +63,7 @@ function fromRecordRow(row: RecordRow): KeyTableRow {
     previousKeyHash: row.previous_key_hash,
     previousKeyExpiresAt: row.previous_key_expires_at,
     rateLimit: rateLimitOf(row),
+    permissions: row.permissions,
   };
 }
 

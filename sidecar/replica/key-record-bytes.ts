@@ -1,4 +1,5 @@
 import { KEY_RECORD } from '../../common/contract.js';
+import { permissionsText } from '../../common/permissions.js';
 import type { ApiClientRow } from '../clients/api-client.js';
 
 /** The columns of a client that its key record in nginx's replica holds. */
@@ -12,6 +13,7 @@ export type KeyTableRow = Pick<
   | 'previousKeyHash'
   | 'previousKeyExpiresAt'
   | 'rateLimit'
+  | 'permissions'
 >;
 
 const F = KEY_RECORD.flags;
@@ -41,6 +43,12 @@ export function keyRecordBytes(row: KeyTableRow): Buffer {
   if (row.rateLimit) {
     flags |= F.limit;
     parts.push(text(`${row.rateLimit.requests} ${row.rateLimit.perSeconds}`));
+  }
+  // The rules' text can be longer than a length byte says: its length first, as text.
+  if (row.permissions) {
+    flags |= F.rules;
+    const rules = Buffer.from(permissionsText(row.permissions), 'latin1');
+    parts.push(text(String(rules.length)), rules);
   }
   parts.push(Buffer.from(encodeURIComponent(row.name), 'latin1'));
   return Buffer.concat([Buffer.from([KEY_RECORD.version, flags]), ...parts]);

@@ -187,6 +187,7 @@ describe('GET /v1/management/api-clients', () => {
         'is_admin',
         'last_used_at',
         'name',
+        'permissions',
         'previous_key_expires_at',
         'rate_limit',
       ]);

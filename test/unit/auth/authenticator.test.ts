@@ -47,7 +47,14 @@ function withoutRecord(decision: AuthDecision): AuthDecision {
 describe('Authenticator', () => {
   test('a valid API key gives the client identity, and the key record nginx may keep', async () => {
     const auth = new Authenticator(new ApiKeyVerifier(clients), null);
-    const one = { id: 1, clientId: '1', clientName: 'one', isAdmin: false, rateLimit: null };
+    const one = {
+      id: 1,
+      clientId: '1',
+      clientName: 'one',
+      isAdmin: false,
+      rateLimit: null,
+      permissions: null,
+    };
     expect(await auth.authenticate(header(`apk 1.${SECRET}`), toggles(true, false))).toEqual({
       ok: true,
       method: 'apk',
@@ -66,7 +73,14 @@ describe('Authenticator', () => {
     ).toEqual({
       ok: true,
       method: 'apk',
-      identity: { id: 2, clientId: '2', clientName: 'admin', isAdmin: true, rateLimit: null },
+      identity: {
+        id: 2,
+        clientId: '2',
+        clientName: 'admin',
+        isAdmin: true,
+        rateLimit: null,
+        permissions: null,
+      },
     });
   });
 

@@ -91,4 +91,19 @@ describe('key records (what nginx may keep about an API key id)', () => {
     );
     expect(none).not.toHaveProperty('X-Gateway-Rate-Limit');
   });
+
+  test('permissions travel as their text with the record and with a yes; none, no header', () => {
+    const rules = [{ methods: ['GET'], path: '/reports/**' }];
+    const client = row(9, { secret: 's', permissions: rules });
+    expect(keyRecordHeaders(keyRecordOf(9, client))['X-Gateway-Permissions']).toBe(
+      '1 03/reports/**',
+    );
+    const bearer = { id: 9, clientId: 'r', clientName: 'r', isAdmin: false };
+    expect(identityHeaders({ ...bearer, permissions: [] }, 'bearer')['X-Gateway-Permissions']).toBe(
+      '0',
+    );
+    expect(identityHeaders({ ...bearer, permissions: null }, 'bearer')).not.toHaveProperty(
+      'X-Gateway-Permissions',
+    );
+  });
 });

@@ -54,7 +54,14 @@ describe('requireAdmin (the management routes check the credential themselves)',
     const res = await guarded(clients.byId, { Authorization: `apk 2.${ADMIN}` });
     expect(res.status).toBe(200);
     expect(res.json).toEqual({
-      identity: { id: 2, clientId: '2', clientName: 'client 2', isAdmin: true, rateLimit: null },
+      identity: {
+        id: 2,
+        clientId: '2',
+        clientName: 'client 2',
+        isAdmin: true,
+        rateLimit: null,
+        permissions: null,
+      },
     });
   });
 

@@ -88,7 +88,7 @@ describe('validatePermissions', () => {
     [{ methods: ['CONNECT'], path: '/' }, 'methods', 'may list only'],
     [{ methods: ['GET', 'GET'], path: '/' }, 'methods', 'lists GET twice'],
     [{ path: '/' }, 'methods', 'must be a list'],
-    [{ methods: ['GET'], path: '/', extra: 1 }, 'extra', 'unknown field'],
+    [{ methods: ['GET'], path: '/', extra: 1 }, 'extra', 'not a field of a rule'],
   ])('a bad rule (%j) is named by index and field: %s', (rule, field, words) => {
     const check = validatePermissions([{ methods: ['GET'], path: '/ok' }, rule]);
     expect(check.ok).toBe(false);

@@ -16,6 +16,7 @@ const plain: KeyTableRow = {
   previousKeyHash: null,
   previousKeyExpiresAt: null,
   rateLimit: null,
+  permissions: null,
 };
 const len = (text: string) => Buffer.concat([Buffer.from([text.length]), Buffer.from(text)]);
 
@@ -49,6 +50,38 @@ describe('keyRecordBytes', () => {
         len('1800000000.000'),
         len('100 60'),
         Buffer.from('Ada%20L'),
+      ]),
+    );
+  });
+
+  test('permissions: the rules flag, their length as text, their text, before the name', () => {
+    const text = '2 03/r/** 04/%C3%A9/*';
+    const bytes = keyRecordBytes({
+      ...plain,
+      rateLimit: { requests: 5, perSeconds: 1 },
+      permissions: [
+        { methods: ['GET'], path: '/r/**' },
+        { methods: ['POST'], path: '/é/*' },
+      ],
+    });
+    expect(bytes).toEqual(
+      Buffer.concat([
+        Buffer.from([1, KEY_RECORD.flags.key | KEY_RECORD.flags.limit | KEY_RECORD.flags.rules]),
+        H1,
+        len('5 1'),
+        len(String(text.length)),
+        Buffer.from(text),
+        Buffer.from('n'),
+      ]),
+    );
+    // No rule at all is a rule set too: nothing allowed, never "everything".
+    expect(keyRecordBytes({ ...plain, permissions: [] })).toEqual(
+      Buffer.concat([
+        Buffer.from([1, KEY_RECORD.flags.key | KEY_RECORD.flags.rules]),
+        H1,
+        len('1'),
+        Buffer.from('0'),
+        Buffer.from('n'),
       ]),
     );
   });
