@@ -45,7 +45,7 @@ export function luaString(value: string): string {
 const bare = (variable: string) => variable.replace(/^\$/, '');
 
 function answer(a: GatewayAnswer): string {
-  return `{ status = ${a.status}, code = ${luaString(a.code)}, body = ${luaString(answerBody(a))} }`;
+  return `{ status = ${a.status}, code = ${luaString(a.code)}, message = ${luaString(a.message)}, body = ${luaString(answerBody(a))} }`;
 }
 
 function snake(name: string): string {

@@ -15,12 +15,13 @@
 /* A key record's fields, in lua/gateway/keys.lua's order (encode/decode). */
 enum {
     F_CREATED, F_KIND, F_EXPIRES_AT, F_PREVIOUS_UNTIL, F_IS_ADMIN, F_CLIENT_ID,
-    F_CLIENT_NAME, F_HASH, F_PREVIOUS_HASH, F_LIMIT, F_COUNT
+    F_CLIENT_NAME, F_HASH, F_PREVIOUS_HASH, F_LIMIT, F_PERMISSIONS, F_COUNT
 };
 
 /* A cached decision's fields, in lua/gateway/entry.lua's order (encode/decode). */
 enum {
-    D_CREATED, D_ROW, D_IS_ADMIN, D_METHOD, D_CLIENT_ID, D_CLIENT_NAME, D_LIMIT, D_COUNT
+    D_CREATED, D_ROW, D_IS_ADMIN, D_METHOD, D_CLIENT_ID, D_CLIENT_NAME, D_LIMIT, D_PERMISSIONS,
+    D_COUNT
 };
 
 #define NGX_HTTP_GATEWAY_HIT_MAX_FIELDS  16
@@ -379,6 +380,9 @@ ngx_http_gateway_hit_parse_key_record(u_char *buf, size_t len, ngx_http_gateway_
     {
         return 0;  /* an unknown id, or a damaged record: Lua's */
     }
+    if (rec.len[F_PERMISSIONS] != 0) {
+        return 0;  /* a client with permissions: Lua judges its every request */
+    }
     out->created = ngx_http_gateway_hit_seconds(rec.data[F_CREATED], rec.len[F_CREATED]);
     if (out->created < 0) {
         return 0;
@@ -454,8 +458,8 @@ ngx_http_gateway_hit_parse_key_table_record(u_char *buf, size_t len,
         return 0;
     }
     flags = buf[1];
-    if (flags & GW_KEY_RECORD_GONE) {
-        return 0;  /* a deleted client: Lua refuses it */
+    if (flags & (GW_KEY_RECORD_GONE | GW_KEY_RECORD_RULES)) {
+        return 0;  /* a deleted client, or one with permissions: Lua's */
     }
     p = buf + 2;
     end = buf + len;
@@ -537,6 +541,9 @@ ngx_http_gateway_hit_parse_decision(u_char *buf, size_t len, ngx_http_gateway_hi
         || !ngx_http_gateway_hit_is_boolean(rec.data[D_IS_ADMIN], rec.len[D_IS_ADMIN]))
     {
         return 0;  /* a damaged entry: Lua's */
+    }
+    if (rec.len[D_PERMISSIONS] != 0) {
+        return 0;  /* a client with permissions: Lua judges its every request */
     }
     out->created = ngx_http_gateway_hit_seconds(rec.data[D_CREATED], rec.len[D_CREATED]);
     if (out->created < 0) {

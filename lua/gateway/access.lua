@@ -11,6 +11,7 @@ local key_table = require("gateway.key_table")
 local keying = require("gateway.keying")
 local keys = require("gateway.keys")
 local metrics = require("gateway.metrics")
+local permissions = require("gateway.permissions")
 local ratelimit = require("gateway.ratelimit")
 local refusal = require("gateway.refusal")
 local request_check = require("gateway.request_check")
@@ -29,6 +30,18 @@ local GUESS = refusal.GUESS
 
 local function use(identity)
   local var = ngx.var
+  -- A restricted client first: its rules decide before anything is counted as allowed
+  -- (docs/decisions/20261128-permissions.md). A client without rules costs one field read.
+  local perms = identity.permissions
+  if perms then
+    local method = ngx.req.get_method()
+    local refused, why = permissions.judge(perms, method, var.request, var.request_uri)
+    if refused == "denied" then
+      return refusal.permission_denied(identity.row)
+    elseif refused then
+      return refusal.ambiguous_path(identity.row, permissions.why(why))
+    end
+  end
   local v = contract.identity_variables
   var[v.client_id] = identity.client_id
   var[v.client_name] = identity.client_name
@@ -56,6 +69,7 @@ end
 local CLIENT_ROW = lower(contract.decision.client_row)
 local VALID_UNTIL = lower(contract.decision.valid_until)
 local RATE_LIMIT = lower(contract.decision.rate_limit)
+local PERMISSIONS = lower(contract.decision.permissions)
 
 local function identity_from(header)
   local identity = {
@@ -65,9 +79,12 @@ local function identity_from(header)
     is_admin = header[IDENTITY.is_admin],
     method = header[IDENTITY.method],
     limit = ratelimit.parse(header[RATE_LIMIT]),
+    permissions = permissions.parse(header[PERMISSIONS]),
   }
   -- A "yes" without who it is for is no "yes": refuse rather than pass an anonymous caller.
-  if type(identity.row) ~= "string" or type(identity.client_id) ~= "string"
+  -- Rules that do not parse are no rules to pass on: refused the same way, never "everything".
+  if identity.permissions == false
+      or type(identity.row) ~= "string" or type(identity.client_id) ~= "string"
       or (identity.is_admin ~= "true" and identity.is_admin ~= "false")
       or type(identity.method) ~= "string" or type(identity.client_name) ~= "string" then
     return nil

@@ -1,8 +1,11 @@
 -- A cached decision as stored in the shared dict: one string, no credential in it.
 --   created <TAB> row <TAB> is_admin <TAB> method <TAB> client_id <TAB> client_name
---   [<TAB> rate limit]
+--   [<TAB> rate limit [<TAB> permissions]]
 -- client_id and client_name are percent-encoded by the sidecar, so they never hold a tab. The
--- rate limit ("<requests> <per_seconds>", gateway.ratelimit) is empty or absent for none.
+-- rate limit ("<requests> <per_seconds>", gateway.ratelimit) is empty or absent for none. The
+-- permissions (gateway.permissions' text) are absent for a client without rules: its entry is
+-- as before them, and the nginx module passes only entries without them.
+local permissions = require("gateway.permissions")
 local ratelimit = require("gateway.ratelimit")
 
 local M = {}
@@ -24,16 +27,29 @@ function M.encode(created, identity)
   end
   local limit = identity.limit
   fields[#FIELDS + 1] = limit and limit.text or ""
+  local perms = identity.permissions
+  if perms then
+    fields[#FIELDS + 2] = perms.text
+  end
   return string.format("%.3f", created) .. TAB .. table.concat(fields, TAB)
 end
 
 -- Pure. Returns created (number) and the identity table, or nil for a damaged value.
 function M.decode(value)
-  -- The limit's field is optional: an entry stored before limits existed has none.
-  local created, row, is_admin, method, client_id, client_name, limit =
-    value:match("^([^\t]+)\t([^\t]+)\t([^\t]+)\t([^\t]+)\t([^\t]*)\t([^\t]*)\t?([^\t]*)$")
+  -- The limit's field is optional: an entry stored before limits existed has none; the
+  -- permissions' field too (a client without rules).
+  local created, row, is_admin, method, client_id, client_name, rest =
+    value:match("^([^\t]+)\t([^\t]+)\t([^\t]+)\t([^\t]+)\t([^\t]*)\t([^\t]*)\t?(.*)$")
   created = tonumber(created)
   if not created then
+    return nil
+  end
+  local limit, perms_text = rest:match("^([^\t]*)\t?([^\t]*)$")
+  if not limit then
+    return nil
+  end
+  local perms = permissions.parse(perms_text)
+  if perms == false then
     return nil
   end
   return created, {
@@ -43,6 +59,7 @@ function M.decode(value)
     client_id = client_id,
     client_name = client_name,
     limit = ratelimit.parse(limit),
+    permissions = perms,
   }
 end
 

@@ -5,6 +5,7 @@
 -- the sidecar for key_table.trust_s) nothing here is used and nginx asks as before.
 -- Records are bytes (contract.key_record), never a secret: the hashes are what PostgreSQL stores.
 local contract = require("gateway.contract")
+local permissions = require("gateway.permissions")
 local ratelimit = require("gateway.ratelimit")
 
 local M = {}
@@ -15,8 +16,9 @@ local dict = ngx.shared[T.dict]
 local STATE = T.state
 local byte, sub = string.byte, string.sub
 local HASH = R.hash_bytes
-local F_ADMIN, F_KEY, F_PREVIOUS, F_EXPIRES, F_LIMIT, F_GONE =
-  R.flags.admin, R.flags.key, R.flags.previous, R.flags.expires, R.flags.limit, R.flags.gone
+local F_ADMIN, F_KEY, F_PREVIOUS, F_EXPIRES, F_LIMIT, F_GONE, F_RULES =
+  R.flags.admin, R.flags.key, R.flags.previous, R.flags.expires, R.flags.limit, R.flags.gone,
+  R.flags.rules
 -- What a deleted client's record decodes to: no client has its id (gateway.keys.verdict).
 local GONE = { kind = "unknown" }
 local band = require("bit").band
@@ -87,6 +89,20 @@ function M.decode(value, id)
       return nil
     end
   end
+  -- The rules: their length as text, then their text (gateway.permissions parses it once).
+  local perms = nil
+  if band(flags, F_RULES) ~= 0 then
+    local n
+    n, at = field(value, at, len, tonumber)
+    if not n or n < 1 or at + n - 1 > len then
+      return nil
+    end
+    perms = permissions.parse(sub(value, at, at + n - 1))
+    if not perms then
+      return nil
+    end
+    at = at + n
+  end
   rec.identity = {
     row = id,
     client_id = id,
@@ -94,6 +110,7 @@ function M.decode(value, id)
     is_admin = band(flags, F_ADMIN) ~= 0 and "true" or "false",
     method = "apk",
     limit = limit,
+    permissions = perms,
   }
   return rec
 end

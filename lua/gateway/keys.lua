@@ -6,6 +6,7 @@
 local cache = require("gateway.cache")
 local contract = require("gateway.contract")
 local lrucache = require("resty.lrucache")
+local permissions = require("gateway.permissions")
 local ratelimit = require("gateway.ratelimit")
 local sha256 = require("gateway.sha256")
 
@@ -28,9 +29,10 @@ end
 
 -- Pure: one string for the shared dict. Returns nil when a field could break the format.
 --   created TAB kind TAB expires_at TAB previous_until TAB is_admin TAB client_id TAB
---   client_name TAB hash TAB previous_hash [TAB rate limit]
+--   client_name TAB hash TAB previous_hash [TAB rate limit [TAB permissions]]
 -- (hashes in hex; absent fields empty; the rate limit, gateway.ratelimit, absent in a record
--- stored before limits existed)
+-- stored before limits existed; the permissions, gateway.permissions, absent for a client
+-- without rules: the nginx module passes only records without them)
 function M.encode(created, rec)
   local fields = {
     string.format("%.3f", created),
@@ -44,6 +46,9 @@ function M.encode(created, rec)
     text(rec.previous_hash_hex),
     rec.limit and rec.limit.text or "",
   }
+  if rec.permissions then
+    fields[#fields + 1] = rec.permissions.text
+  end
   for i = 2, #fields do
     if fields[i]:find(TAB, 1, true) then
       return nil
@@ -55,10 +60,15 @@ end
 -- Pure: created (number) and the record with raw hashes, or nil for a damaged value.
 function M.decode(value, row)
   local created, kind, expires_at, previous_until, is_admin, client_id, client_name, hash_hex,
-    previous_hex, limit = value:match(
-      "^([^\t]+)\t([^\t]+)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t?([^\t]*)$")
+    previous_hex, rest = value:match(
+      "^([^\t]+)\t([^\t]+)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t?(.*)$")
   created = tonumber(created)
   if not created then
+    return nil
+  end
+  local limit, perms_text = rest:match("^([^\t]*)\t?([^\t]*)$")
+  local perms = permissions.parse(perms_text)
+  if not limit or perms == false then
     return nil
   end
   if kind == "unknown" then
@@ -85,6 +95,7 @@ function M.decode(value, row)
       is_admin = is_admin,
       method = "apk",
       limit = ratelimit.parse(limit),
+      permissions = perms,
     },
   }
 end
@@ -124,6 +135,7 @@ local HASH, PREVIOUS, UNTIL = D.key_hash:lower(), D.previous_key_hash:lower(),
   D.previous_key_until:lower()
 local EXPIRES = D.expires_at:lower()
 local RATE_LIMIT = D.rate_limit:lower()
+local PERMISSIONS = D.permissions:lower()
 local ID, NAME, ADMIN = contract.identity_headers.client_id:lower(),
   contract.identity_headers.client_name:lower(), contract.identity_headers.is_admin:lower()
 
@@ -149,7 +161,12 @@ function M.from_answer(header, key_id)
     client_id = header[ID],
     client_name = header[NAME] or "",
     limit = ratelimit.parse(header[RATE_LIMIT]),
+    permissions = permissions.parse(header[PERMISSIONS]),
   }
+  -- Rules that do not parse: no record is kept (never one that allows everything).
+  if rec.permissions == false then
+    return nil
+  end
   for _, field in ipairs({ "previous_until", "expires_at" }) do
     local v = rec[field]
     if v ~= nil and (type(v) ~= "string" or not v:find(NUMBER_OR_EMPTY) or not tonumber(v)) then

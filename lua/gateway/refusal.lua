@@ -62,6 +62,34 @@ function M.relay(res)
   return respond.json(res.status, body, headers)
 end
 
+-- A request the client's permissions do not allow (gateway.permissions): 403, or 400 for a path
+-- that could reach the application as another path. The message names the client whose rules
+-- refused (its row: digits) and why, never the path the caller sent. Counted as a failure of
+-- that client (auth-failures); no budget is spent: the credential was right.
+local cjson = require("cjson.safe")
+
+local function about_client(answer, row, detail)
+  local who = type(row) == "string" and row:find("^%d+$") and ("API client " .. row) or "The client"
+  local message = who .. ": " .. answer.message .. (detail and (" (" .. detail .. ")") or "")
+  return cjson.encode({ errors = { { code = answer.code, message = message } } })
+end
+
+function M.permission_denied(row)
+  counts.permission_refused = counts.permission_refused + 1
+  local answer = answers.permission_denied
+  budget.count_failure(answer.code, row)
+  metrics.refusal(answer.status)
+  return respond.json(answer.status, about_client(answer, row))
+end
+
+function M.ambiguous_path(row, why)
+  counts.ambiguous_path_refused = counts.ambiguous_path_refused + 1
+  local answer = answers.ambiguous_path
+  budget.count_failure(answer.code, row)
+  metrics.refusal(answer.status)
+  return respond.json(answer.status, about_client(answer, row, why))
+end
+
 -- A 429 is answered after a pause: whoever is past a budget is a flood or a client stuck in a
 -- loop, and each of its connections then costs nginx one answer a second instead of as many as
 -- it can send (a flood answered at once takes nginx's CPU from paying callers). The pause

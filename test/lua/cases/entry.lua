@@ -68,3 +68,22 @@ case("entry: a decision keeps its rate limit; one stored before limits has none"
   eq(old.client_name, "n", "an entry of six fields decodes")
   eq(old.limit, nil, "without a limit")
 end)
+
+case("entry: permissions travel with the decision; damaged ones make the entry damaged", function()
+  local permissions = require("gateway.permissions")
+  local id = { row = "3", is_admin = "false", method = "bearer", client_id = "s", client_name = "n",
+    limit = ratelimit.parse("5 1"), permissions = permissions.parse("1 03/r/**") }
+  local value = entry.encode(7, id)
+  eq(value, "7.000\t3\tfalse\tbearer\ts\tn\t5 1\t1 03/r/**", "the eighth field")
+  local _, back = entry.decode(value)
+  eq(back.permissions.text, "1 03/r/**", "rules back")
+  eq(back.limit.text, "5 1", "limit back")
+  id.limit = nil
+  _, back = entry.decode(entry.encode(7, id))
+  eq(back.permissions.text, "1 03/r/**", "rules without a limit")
+  eq(back.limit, nil, "no limit")
+  _, back = entry.decode("7.000\t3\tfalse\tbearer\ts\tn\t")
+  eq(back.permissions, nil, "an entry without rules: everything, as before them")
+  eq(entry.decode("7.000\t3\tfalse\tbearer\ts\tn\t\tgarbage"), nil, "bad rules: no decision")
+  eq(entry.decode("7.000\t3\tfalse\tbearer\ts\tn\t\t1 03/r\tx"), nil, "a ninth field")
+end)

@@ -66,3 +66,19 @@ end)
 case("key_table: a deleted client's record says no client has its id", function()
   eq(key_table.decode("\1" .. string.char(32), "9").kind, "unknown", "gone")
 end)
+
+case("key_table: a record with rules carries them to the identity; bad rules are no record", function()
+  local rules = "1 03/r/**"
+  -- version 1; flags key 2 + rules 64
+  local value = "\1" .. string.char(66) .. H1 .. len(tostring(#rules)) .. rules .. "n"
+  local rec = key_table.decode(value, "12")
+  eq(rec.identity.permissions.n, 1, "rules")
+  eq(rec.identity.permissions.text, rules, "text")
+  eq(rec.identity.client_name, "n", "name after the rules")
+  eq(key_table.decode("\1" .. string.char(66) .. H1 .. len("3") .. "1 03/r/**n", "12"), nil,
+    "rules that are not PERMISSIONS_TEXT")
+  eq(key_table.decode("\1" .. string.char(66) .. H1 .. len("99") .. rules, "12"), nil,
+    "a length past the end")
+  eq(key_table.decode("\1" .. string.char(2) .. H1 .. "n", "12").identity.permissions, nil,
+    "no rules flag: everything")
+end)

@@ -85,3 +85,16 @@ case("keys: a record keeps its rate limit, from the answer to the stored value",
   local _, none = keys.decode(keys.encode(1, keys.from_answer(h, "12")), "12")
   eq(none.identity.limit, nil, "none")
 end)
+
+case("keys: permissions travel with a learnt record; bad ones keep no record", function()
+  local permissions = require("gateway.permissions")
+  local rec = { kind = "known", is_admin = "false", client_id = "4", client_name = "n",
+    permissions = permissions.parse("1 04/w") }
+  local value = keys.encode(9, rec)
+  local _, back = keys.decode(value, "4")
+  eq(back.identity.permissions.text, "1 04/w", "rules back")
+  rec.permissions = nil
+  _, back = keys.decode(keys.encode(9, rec), "4")
+  eq(back.identity.permissions, nil, "none: everything")
+  eq(keys.decode(keys.encode(9, rec) .. "\tgarbage", "4"), nil, "bad rules")
+end)

@@ -93,6 +93,7 @@ describe('OidcBearerVerifier', () => {
         clientName: 'robot@idp',
         isAdmin: true,
         rateLimit: null,
+        permissions: null,
       },
     });
     expect(subjects).toEqual(['robot@idp']);

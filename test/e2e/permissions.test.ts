@@ -1,0 +1,437 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { CONTROL } from '../../common/contract.js';
+import { http } from '../support/http.js';
+import { CLIENTS, uniqueName } from '../support/management.js';
+import { sample } from '../support/metrics-text.js';
+import type { NativeGatewayProcess } from '../support/native-gateway.js';
+import { startNativeStack } from '../support/native-stack.js';
+import { startProviderForGateway } from '../support/oidc-gateway-env.js';
+import type { TestOidcProvider } from '../support/oidc-provider.js';
+import { apk } from '../support/sidecar.js';
+import type { Stack } from '../support/stack.js';
+import { callStack } from '../support/stack-http.js';
+import { h2 } from './hostile/h2.js';
+import { exchange, type RawTarget } from './hostile/raw-tls.js';
+
+// Per-client permissions (docs/decisions/20261128-permissions.md) through a real native gateway:
+// nginx, its module, the sidecar, PostgreSQL and the engine behind. What reached the engine is
+// read from the engine's own request log (ENGINE_LOG_REQUESTS), by request id.
+
+type NativeStack = Stack & { home: string; gateway: () => NativeGatewayProcess };
+let gw: NativeStack;
+let provider: TestOidcProvider;
+let scratch: string;
+let target: RawTarget;
+
+const BEARER = 'svc-restricted';
+const ABOUT = '/resources/json/service/about';
+const READ_SERVICE = [{ methods: ['GET'], path: '/resources/json/service/**' }];
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'gw-e2e-perm-'));
+  const started = await startProviderForGateway(scratch, [BEARER]);
+  provider = started.provider;
+  gw = await startNativeStack({ env: { ...started.env, ENGINE_LOG_REQUESTS: 'true' } });
+  const tls = await gw.tls();
+  target = { port: Number(new URL(gw.baseUrl).port), ca: tls.ca, servername: tls.servername };
+}, 240_000);
+afterAll(async () => {
+  await gw?.close();
+  await provider?.stop();
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+const manage = (method: string, path: string, json?: unknown) =>
+  callStack(gw, path, {
+    method,
+    headers: apk(gw.adminKey),
+    ...(json === undefined ? {} : { json }),
+  });
+
+async function newClient(
+  permissions: unknown,
+  extra: Record<string, unknown> = { generate_api_key: true },
+): Promise<{ id: number; token: string }> {
+  const res = await manage('POST', CLIENTS, {
+    name: uniqueName('perm'),
+    is_admin: false,
+    ...extra,
+    ...(permissions === undefined ? {} : { permissions }),
+  });
+  expect(res.status, res.text).toBe(201);
+  const body = res.json as { api_key_id: number; token?: string };
+  return { id: body.api_key_id, token: body.token ?? '' };
+}
+
+const call = (token: string, path: string, method = 'GET') =>
+  callStack(gw, path, { method, headers: apk(token) });
+
+/** The request ids the engine logged, with the path it saw. */
+async function engineSaw(): Promise<Map<string, string>> {
+  const seen = new Map<string, string>();
+  for (const line of (await gw.logs('app')).split('\n')) {
+    if (!line.includes('"engine request"')) continue;
+    const entry = JSON.parse(line) as { request_id?: string; path: string };
+    if (entry.request_id) seen.set(entry.request_id, entry.path);
+  }
+  return seen;
+}
+
+/**
+ * Sends one allowed request after `ids` were answered and waits until the engine logged it:
+ * the engine has logged whatever reached it before. Returns what it saw of `ids`.
+ */
+async function reachedEngine(ids: string[], token: string, allowed: string): Promise<string[]> {
+  const marker = await call(token, allowed);
+  expectPassed(marker);
+  const id = String(marker.headers['x-request-id']);
+  const deadline = Date.now() + 10_000;
+  let seen = await engineSaw();
+  while (!seen.has(id)) {
+    if (Date.now() > deadline) throw new Error('the engine never logged the marker request');
+    await new Promise((r) => setTimeout(r, 50));
+    seen = await engineSaw();
+  }
+  return ids.filter((i) => seen.has(i)).map((i) => seen.get(i)!);
+}
+
+/** The gateway's own refusals; the engine's answers (401 without its session, 404) are not. */
+const GATEWAY_CODES = ['PERMISSION_DENIED', 'AMBIGUOUS_PATH', 'BAD_REQUEST', 'INVALID_API_KEY'];
+
+/** Passed by the gateway: answered by the engine, whatever the engine said. */
+function expectPassed(res: { status: number; text: string }): void {
+  expect(res.status, res.text).not.toBe(403);
+  expect(res.status, res.text).not.toBe(400);
+  if (res.text.startsWith('{"errors"')) {
+    const code = (JSON.parse(res.text) as { errors: { code: string }[] }).errors[0]?.code;
+    expect(GATEWAY_CODES).not.toContain(code);
+  }
+}
+
+function expectRefusal(
+  res: { status: number; json?: unknown; text: string },
+  status: number,
+  code: string,
+): void {
+  expect(res.status, res.text).toBe(status);
+  const body = res.json as { errors: { code: string; message: string }[] };
+  expect(Object.keys(body)).toEqual(['errors']);
+  expect(body.errors[0]?.code).toBe(code);
+}
+
+/** nginx's Lua counters, from its control socket. */
+function luaCounters(): Promise<Record<string, number>> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { socketPath: join(gw.home, 'run/nginx-control.sock'), path: CONTROL.metrics },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => {
+          body += c.toString();
+        });
+        res.on('end', () => resolve(JSON.parse(body) as Record<string, number>));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Counters are flushed from each worker about once a second: waits for `key` to reach `n`. */
+async function counterReaches(key: string, n: number): Promise<number> {
+  const deadline = Date.now() + 5_000;
+  let value = (await luaCounters())[key] ?? 0;
+  while (value < n && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    value = (await luaCounters())[key] ?? 0;
+  }
+  return value;
+}
+
+describe('a read-only key for one subtree', () => {
+  test('GET and HEAD below it reach the engine; other methods and paths are 403 PERMISSION_DENIED and reach nothing', async () => {
+    const { id, token } = await newClient(READ_SERVICE);
+    const allowed = await call(token, ABOUT);
+    expectPassed(allowed);
+    expect(
+      (await reachedEngine([String(allowed.headers['x-request-id'])], token, ABOUT)).length,
+    ).toBe(1);
+    const head = await call(token, ABOUT, 'HEAD');
+    expect(head.status).not.toBe(403);
+    const refused = [
+      await call(token, ABOUT, 'POST'),
+      await call(token, ABOUT, 'DELETE'),
+      await call(token, '/api'),
+      await call(token, '/resources/json/delphix/about'),
+      await call(token, '/resources/json/service'.toUpperCase()),
+    ];
+    for (const res of refused) {
+      expectRefusal(res, 403, 'PERMISSION_DENIED');
+      const message = (res.json as { errors: { message: string }[] }).errors[0]!.message;
+      // Which rule set refused (the client's), never the path the caller sent.
+      expect(message).toBe(
+        `API client ${id}: The API client's permissions do not allow this method on this path.`,
+      );
+      expect(res.text).not.toContain('resources');
+      expect(res.text).not.toContain('/api');
+      expect(res.headers['x-request-id']).toMatch(/^[0-9a-f]{32}$/);
+    }
+    const ids = refused.map((r) => String(r.headers['x-request-id']));
+    expect(await reachedEngine(ids, token, ABOUT)).toEqual([]);
+    // The subtree itself (zero segments below) is allowed: the engine answers it (404).
+    expect((await call(token, '/resources/json/service')).status).not.toBe(403);
+  });
+
+  test('refusals are counted in the metrics and as failed authentications of the client', async () => {
+    const { id, token } = await newClient(READ_SERVICE);
+    // The refusals of earlier tests are flushed within a second: counted from after them.
+    await new Promise((r) => setTimeout(r, 1_200));
+    const before = (await luaCounters()).permission_refused ?? 0;
+    for (let i = 0; i < 3; i += 1) expect((await call(token, '/api')).status).toBe(403);
+    expect(await counterReaches('permission_refused', before + 3)).toBe(before + 3);
+    const metrics = await http(`${gw.gateway().metricsUrl}/metrics`);
+    expect(sample(metrics.text, 'gateway_nginx_permission_refused_total')).toBeGreaterThanOrEqual(
+      before + 3,
+    );
+    // The sidecar collects nginx's refusals every few seconds into auth_failures.
+    const deadline = Date.now() + 30_000;
+    let failed = 0;
+    while (failed < 3 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 500));
+      const usage = await manage('GET', `${CLIENTS}/${id}/usage?step=minute`);
+      failed = (usage.json as { points: { failed: number }[] }).points.reduce(
+        (n, p) => n + p.failed,
+        0,
+      );
+    }
+    expect(failed).toBe(3);
+  }, 60_000);
+});
+
+describe('a change of the rules', () => {
+  test('a PUT adding or removing a rule applies on the next request; null restores everything; [] allows nothing', async () => {
+    const { id, token } = await newClient([{ methods: ['GET'], path: '/api' }]);
+    expect((await call(token, '/api')).status).toBe(200);
+    expectRefusal(await call(token, ABOUT), 403, 'PERMISSION_DENIED');
+
+    let put = await manage('PUT', `${CLIENTS}/${id}`, {
+      permissions: [
+        { methods: ['GET'], path: '/api' },
+        { methods: ['GET'], path: '/resources/json/service/*' },
+      ],
+    });
+    expect(put.status).toBe(200);
+    expectPassed(await call(token, ABOUT));
+
+    put = await manage('PUT', `${CLIENTS}/${id}`, {
+      permissions: [{ methods: ['GET'], path: '/resources/json/service/*' }],
+    });
+    expect(put.status).toBe(200);
+    expectRefusal(await call(token, '/api'), 403, 'PERMISSION_DENIED');
+    expectPassed(await call(token, ABOUT));
+
+    put = await manage('PUT', `${CLIENTS}/${id}`, { permissions: [] });
+    expectRefusal(await call(token, ABOUT), 403, 'PERMISSION_DENIED');
+
+    put = await manage('PUT', `${CLIENTS}/${id}`, { permissions: null });
+    expect((await call(token, '/api')).status).toBe(200);
+    expect((await call(token, ABOUT, 'POST')).status).not.toBe(403);
+  });
+
+  test('bad rules are a 400 naming the rule, through the gateway, and change nothing', async () => {
+    const { id, token } = await newClient(READ_SERVICE);
+    const res = await manage('PUT', `${CLIENTS}/${id}`, {
+      permissions: [
+        { methods: ['GET'], path: '/ok/**' },
+        { methods: ['GET'], path: '/a/../b' },
+      ],
+    });
+    expectRefusal(res, 400, 'INVALID_FIELD');
+    expect((res.json as { errors: { field: string }[] }).errors[0]?.field).toBe(
+      'permissions[1].path',
+    );
+    expectPassed(await call(token, ABOUT));
+    expectRefusal(await call(token, '/api'), 403, 'PERMISSION_DENIED');
+  });
+
+  test('an admin key with rules manages only if a rule allows the management path', async () => {
+    const { id, token } = await newClient([{ methods: ['GET'], path: '/api' }], {
+      generate_api_key: true,
+      is_admin: true,
+    });
+    expectRefusal(await call(token, CLIENTS), 403, 'PERMISSION_DENIED');
+    await manage('PUT', `${CLIENTS}/${id}`, {
+      permissions: [{ methods: ['GET'], path: '/v1/management/**' }],
+    });
+    expect((await call(token, CLIENTS)).status).toBe(200);
+    expectRefusal(await call(token, CLIENTS, 'POST'), 403, 'PERMISSION_DENIED');
+  });
+});
+
+describe('a bearer-token client', () => {
+  test('is bound by its rules, from the sidecar and from the decision cache alike', async () => {
+    const { id } = await newClient(READ_SERVICE, {
+      generate_api_key: false,
+      api_client_id: BEARER,
+    });
+    const token = await provider.issueToken(BEARER);
+    const bearer = (path: string, method = 'GET') =>
+      callStack(gw, path, { method, headers: { Authorization: `Bearer ${token}` } });
+    // The first request asks the sidecar, the ones after are cached decisions.
+    for (let i = 0; i < 3; i += 1) {
+      expectPassed(await bearer(ABOUT));
+      expectRefusal(await bearer('/api'), 403, 'PERMISSION_DENIED');
+      expectRefusal(await bearer(ABOUT, 'PUT'), 403, 'PERMISSION_DENIED');
+    }
+    await manage('PUT', `${CLIENTS}/${id}`, { permissions: null });
+    expect((await bearer('/api')).status).toBe(200);
+  });
+});
+
+describe('the nginx module never passes a restricted client', () => {
+  // One rule of each shape, a path it allows and one it does not. The module decides a seen
+  // key's hit without Lua; for a client with rules it must leave every request to Lua, whose
+  // answers are the ones above.
+  const SHAPES: [string, string, string][] = [
+    ['/', '/', '/api'],
+    ['/**', '/api', '/api'],
+    ['/*', '/api', '/resources/json'],
+    ['/api', '/api', '/api/'],
+    ['/resources/json/service/*', ABOUT, '/resources/json/service/about/x'],
+    ['/resources/*/service/about', ABOUT, '/resources/json/delphix/x'],
+    ['/resources/json/**', ABOUT, '/resources/other'],
+    ['/resources/*/**', ABOUT, '/resources'],
+  ];
+
+  test.each(SHAPES)(
+    '%s: Lua decides every request, the module none',
+    async (pattern, yes, no) => {
+      const { id, token } = await newClient([{ methods: ['GET', 'POST'], path: pattern }]);
+      // Warm: the key table already holds the record (created through this pair).
+      const hitsBefore = (await luaCounters()).module_hit ?? 0;
+      const answers: number[] = [];
+      for (let i = 0; i < 3; i += 1) {
+        answers.push((await call(token, yes)).status, (await call(token, no)).status);
+        answers.push((await call(token, yes, 'DELETE')).status);
+      }
+      for (let i = 0; i < answers.length; i += 3) {
+        expect(answers[i]).not.toBe(403);
+        expect(answers[i + 1]).toBe(pattern === '/**' ? answers[i] : 403);
+        expect(answers[i + 2]).toBe(403);
+      }
+      // Give the workers' counters a flush, then: not one module hit for this client's requests.
+      await new Promise((r) => setTimeout(r, 1_200));
+      expect((await luaCounters()).module_hit ?? 0).toBe(hitsBefore);
+      // The same client without rules: the module passes it again (so the count above could move).
+      await manage('PUT', `${CLIENTS}/${id}`, { permissions: null });
+      await call(token, yes);
+      await call(token, yes);
+      expect(await counterReaches('module_hit', hitsBefore + 1)).toBeGreaterThan(hitsBefore);
+    },
+    30_000,
+  );
+});
+
+// Tricks against a client allowed GET on /resources/json/service/** only, as raw request lines
+// over TLS (HTTP/1.1) and as HTTP/2 :path values. Each is refused (400 from Lua or from nginx
+// itself, 403) or reaches only an allowed path: what the engine saw is checked by request id.
+const ALLOWED_PREFIX = '/resources/json/service';
+type Outcome = 'allowed' | 'ambiguous' | 'denied' | 'nginx';
+const TRICKS: [string, string, Outcome][] = [
+  ['a plain allowed path', `${ALLOWED_PREFIX}/about`, 'allowed'],
+  [
+    'an allowed path with a query that looks like a path',
+    `${ALLOWED_PREFIX}/about?x=/../../api`,
+    'allowed',
+  ],
+  ['an allowed path, an unreserved letter encoded', `${ALLOWED_PREFIX}/%61bout`, 'allowed'],
+  ['a forbidden path', '/api', 'denied'],
+  ['a forbidden path, case changed', '/RESOURCES/json/service/about', 'denied'],
+  ['dot-dot out of the subtree', `${ALLOWED_PREFIX}/../../../api`, 'ambiguous'],
+  ['a dot segment inside the subtree', `${ALLOWED_PREFIX}/./about`, 'ambiguous'],
+  ['encoded dot-dot', `${ALLOWED_PREFIX}/%2e%2e/%2e%2e/%2e%2e/api`, 'ambiguous'],
+  ['mixed encoded dot-dot', `${ALLOWED_PREFIX}/.%2E/.%2e/x`, 'ambiguous'],
+  ['an encoded slash', `${ALLOWED_PREFIX}/..%2F..%2F..%2Fapi`, 'ambiguous'],
+  ['an encoded backslash', `${ALLOWED_PREFIX}/..%5C..%5Capi`, 'ambiguous'],
+  ['a raw backslash', `${ALLOWED_PREFIX}/..\\..\\api`, 'ambiguous'],
+  ['double encoding', `${ALLOWED_PREFIX}/%252e%252e/api`, 'ambiguous'],
+  ['a ; parameter', `${ALLOWED_PREFIX}/about;jsessionid=1`, 'ambiguous'],
+  ['..; (Tomcat)', `${ALLOWED_PREFIX}/..;/..;/api`, 'ambiguous'],
+  ['a merged slash', `/${ALLOWED_PREFIX}/about`, 'ambiguous'],
+  ['an inner empty segment', `${ALLOWED_PREFIX}//about`, 'ambiguous'],
+  ['an encoded NUL', `${ALLOWED_PREFIX}/about%00.json`, 'nginx'],
+  ['an encoded control byte', `${ALLOWED_PREFIX}/about%0d%0a`, 'ambiguous'],
+];
+// HTTP/1.1 only: forms HTTP/2 has no way to say.
+const H1_TRICKS: [string, string, Outcome][] = [
+  ['absolute-form to an allowed path', `https://gw.test${ALLOWED_PREFIX}/about`, 'ambiguous'],
+  ['absolute-form to a forbidden path', 'https://gw.test/api', 'ambiguous'],
+];
+
+async function rawRequest(token: string, requestTarget: string) {
+  const bytes = Buffer.from(
+    `GET ${requestTarget} HTTP/1.1\r\nHost: ${gw.fqdn}\r\nAuthorization: apk ${token}\r\nConnection: close\r\n\r\n`,
+    'latin1',
+  );
+  const answer = await exchange(target, bytes);
+  if (answer.kind !== 'http') throw new Error(`no HTTP answer: ${answer.kind}`);
+  return {
+    status: answer.status,
+    body: answer.body,
+    id: String(answer.headers['x-request-id'] ?? ''),
+  };
+}
+
+function expectOutcome(outcome: Outcome, status: number, body: string): void {
+  if (outcome === 'allowed') {
+    expectPassed({ status, text: body });
+    return;
+  }
+  const code = (JSON.parse(body) as { errors: { code: string }[] }).errors[0]?.code;
+  if (outcome === 'denied') expect([status, code]).toEqual([403, 'PERMISSION_DENIED']);
+  if (outcome === 'ambiguous') expect([status, code]).toEqual([400, 'AMBIGUOUS_PATH']);
+  // nginx refuses these itself before any access code (also for clients without rules).
+  if (outcome === 'nginx') expect([status, code]).toEqual([400, 'BAD_REQUEST']);
+  // The caller's path is never echoed back.
+  expect(body).not.toContain('service');
+  expect(body).not.toContain('/api');
+}
+
+describe('tricks against a restricted client (raw, over TLS)', () => {
+  let token: string;
+  beforeAll(async () => {
+    ({ token } = await newClient(READ_SERVICE));
+  });
+
+  test.each([...TRICKS, ...H1_TRICKS])('HTTP/1.1: %s → %s', async (_, requestTarget, outcome) => {
+    const res = await rawRequest(token, requestTarget);
+    expectOutcome(outcome, res.status, res.body);
+    const seen = await reachedEngine([res.id], token, ABOUT);
+    if (outcome === 'allowed') {
+      expect(seen).toHaveLength(1);
+      expect(decodeURIComponent(seen[0]!).startsWith(`${ALLOWED_PREFIX}/`)).toBe(true);
+    } else {
+      expect(seen).toEqual([]);
+    }
+  });
+
+  test.each(TRICKS)('HTTP/2: %s → %s', async (_, path, outcome) => {
+    const answer = await h2(target, {
+      ':method': 'GET',
+      ':path': path,
+      ':authority': gw.fqdn,
+      authorization: `apk ${token}`,
+    });
+    if (answer.kind !== 'http') {
+      // nginx ends the stream on a :path it will not parse: refused, nothing reached the app.
+      expect(outcome).not.toBe('allowed');
+      return;
+    }
+    if (outcome === 'nginx' && answer.status === 400) return;
+    expectOutcome(outcome, answer.status, answer.body);
+  });
+});
