@@ -63,7 +63,15 @@ const app = {
   },
   /** Opens the detail screen of client `id`. */
   openClient(id) {
-    app.detail = { id, step: 'hour', client: null, usage: null, events: [], limitError: null };
+    app.detail = {
+      id,
+      step: 'hour',
+      client: null,
+      usage: null,
+      events: [],
+      limitError: null,
+      permissions: null,
+    };
     return app.go('detail');
   },
   signOut() {

@@ -1,6 +1,8 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import type { AxeResults } from 'axe-core';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 
 /** Debian's chromium (scripts/ensure-system.sh installs it for the tests): nothing is downloaded. */
@@ -89,4 +91,36 @@ export async function openConsoleBrowser(names: string[] = []): Promise<ConsoleB
     },
     close: () => browser.close(),
   };
+}
+
+/** axe-core's browser build, read once (a devDependency; the page never loads it itself). */
+let axeSource: string | null = null;
+
+/**
+ * Runs axe-core (WCAG 2.0-2.2 A and AA, and axe's best practices) on what `page` shows now,
+ * within `selector` when given. It is evaluated through the DevTools protocol, which the
+ * console's CSP (script-src 'self') does not apply to, so the page's own policy stays on.
+ * Empty when clean.
+ */
+export async function axeViolations(page: Page, selector = 'body'): Promise<string[]> {
+  axeSource ??= readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  await page.evaluate(axeSource);
+  const results = (await page.evaluate(
+    (within) =>
+      (globalThis as unknown as { axe: { run(c: string, o: object): Promise<unknown> } }).axe.run(
+        within,
+        {
+          runOnly: {
+            type: 'tag',
+            values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'],
+          },
+          resultTypes: ['violations'],
+        },
+      ),
+    selector,
+  )) as AxeResults;
+  return results.violations.map(
+    (v) =>
+      `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+  );
 }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Page } from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { type ConsoleBrowser, openConsoleBrowser } from './console-browser.js';
+import { consolePermissionsTests } from './console-permissions.js';
 import { setDefaultConf } from './default-conf.js';
 import type { HttpOptions } from './http.js';
 import { CLIENTS, uniqueName } from './management.js';
@@ -376,6 +377,18 @@ export function consoleSuite(
       await page.click('#save-limit');
       await page.waitForSelector('#limit-rate_limit\\.requests-error', { timeout: 30_000 });
     }, 90_000);
+
+    consolePermissionsTests({
+      stack: () => stack,
+      browser: () => browser!,
+      open,
+      signInWithKey,
+      createWithKey: (name) => createWithKey(name),
+      call,
+      heading,
+      seeAll,
+      shot,
+    });
 
     test('the audit trail filters by actor, target and time, and names targets that still exist', async () => {
       const name = uniqueName('console-audited');

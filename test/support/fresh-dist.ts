@@ -35,11 +35,11 @@ export function staleSources(): string[] {
     .map(({ source }) => relative(ROOT, source));
 }
 
-/** The console's vendored lit-html (the build's second step), when missing or older than its package. */
+/**
+ * The build's second step: the console's vendored files (lit-html, and the shared modules of
+ * dist/common/ it runs, so after tsc). A copy of a few files: done every time, never stale.
+ */
 function vendorConsole(): void {
-  const vendored = statSync(join(ROOT, 'console/vendor/lit-html.js'), { throwIfNoEntry: false });
-  const source = statSync(join(ROOT, 'node_modules/lit-html/lit-html.js'));
-  if (vendored && vendored.mtimeMs >= source.mtimeMs) return;
   execFileSync(process.execPath, [join(ROOT, 'scripts/vendor-console.mjs')], { stdio: 'inherit' });
 }
 
@@ -49,7 +49,11 @@ function vendorConsole(): void {
  * `npx vitest run <file>` thus never tests yesterday's build.
  */
 export default function setup(): void {
+  buildDist();
   vendorConsole();
+}
+
+function buildDist(): void {
   const stale = staleSources();
   if (stale.length === 0) return;
   const shown = stale.slice(0, 3).join(', ') + (stale.length > 3 ? ', ...' : '');

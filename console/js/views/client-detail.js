@@ -1,8 +1,10 @@
 // One API client: its record (created, expiry, when an old key's grace ends), its usage chart
-// (GET .../usage), its rate limit (editable: PUT rate_limit) and its recent audit events.
+// (GET .../usage), its rate limit (editable: PUT rate_limit), its permissions (editable: PUT
+// permissions, permissions.js) and its recent audit events.
 import { html, nothing } from '../../vendor/lit-html.js';
 import { call, query } from '../api.js';
 import { formErrors, formFailure, textField } from './fields.js';
+import { permissionsDraft, permissionsForm, permissionsInForce } from './permissions.js';
 import { when } from './time.js';
 import { usageChart } from './usage-chart.js';
 
@@ -22,6 +24,8 @@ export async function loadDetail(app) {
       call('GET', `/audit-events${query({ target: d.id, limit: 10 })}`),
     ]);
     Object.assign(d, { client, usage, events: events.items });
+    // The rules being edited survive a reload of the chart; a save starts them afresh.
+    d.permissions ??= permissionsDraft(client.permissions ?? null);
   } catch (err) {
     app.fail(err);
     return;
@@ -89,6 +93,7 @@ function facts(c) {
     <dt>Last used</dt><dd>${when(c.last_used_at)}</dd>
     <dt>Old key accepted until</dt><dd id="detail-grace">${c.previous_key_expires_at ? when(c.previous_key_expires_at) : '— (no grace period running)'}</dd>
     <dt>Rate limit</dt><dd id="detail-limit">${limit ? `${limit.requests} per ${limit.per_seconds} s` : 'none'}</dd>
+    <dt>Permissions</dt><dd>${permissionsInForce(c.permissions)}</dd>
   </dl>`;
 }
 
@@ -133,6 +138,14 @@ export function detailScreen(app) {
             ${d.usage ? usageChart(d.usage) : nothing}
           </section>
           ${limitForm(app, d)}
+          ${
+            d.permissions
+              ? permissionsForm(app, c, d.permissions, () => {
+                  d.permissions = null;
+                  return loadDetail(app);
+                })
+              : nothing
+          }
           <section aria-labelledby="events-title">
             <h3 id="events-title">Recent audit events</h3>
             ${events(d)}
