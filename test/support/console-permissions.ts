@@ -278,4 +278,28 @@ export function consolePermissionsTests(ctx: ConsoleTestContext): void {
     expect(await shownRules(page)).toEqual([{ methods: ['GET'], path: '/d' }]);
     expect(await axeViolations(page)).toEqual([]);
   }, 90_000);
+
+  test('a client the API gave no rule ([]: it may call nothing) is shown so, and saved unchanged', async () => {
+    const name = uniqueName('console-suspended');
+    const { api_key_id: id } = await ctx.createWithKey(name);
+    const set = await ctx.call(`${CLIENTS}/${id}`, {
+      method: 'PUT',
+      headers: admin(),
+      json: { permissions: [] },
+    });
+    expect(set.status, set.text).toBe(200);
+    const page = await openDetail(id, name);
+    expect(await lines(page, '#detail-permissions')).toEqual(['may call nothing (no rule)']);
+    expect(await page.$eval('#permissions-rules', (r) => (r as HTMLInputElement).checked)).toBe(
+      true,
+    );
+    expect(await shownRules(page)).toEqual([]);
+    expect(await page.$eval('#no-rules', (p) => p.textContent)).toMatch(/may call nothing/);
+    expect(await lines(page, '#permissions-preview')).toEqual(['may call nothing (no rule)']);
+    expect(await axeViolations(page)).toEqual([]);
+    await page.click('#save-permissions');
+    await saved(page);
+    expect(puts(id)).toEqual([{ permissions: [] }]);
+    expect((await readClient(id)).permissions).toEqual([]);
+  }, 90_000);
 }

@@ -25,9 +25,13 @@ export function permissionsDraft(permissions) {
   return { everything: permissions === null, rules, error: null };
 }
 
-/** What the draft would send: null for "everything", and for a list without rules. */
+/**
+ * What the draft would send: null for "everything". Removing the last rule chooses everything,
+ * so a list without rules is only ever one the API gave (`[]`: the client may call nothing),
+ * kept as it is.
+ */
 function draftValue(draft) {
-  if (draft.everything || draft.rules.length === 0) return null;
+  if (draft.everything) return null;
   return draft.rules.map((r) => ({
     methods: RULE_METHODS.filter((m) => r.methods.includes(m)),
     path: r.path,
@@ -42,7 +46,8 @@ function plainWords(lines, id) {
 /** The draft in plain words: a rule not yet valid is said to be so, not guessed at. */
 function preview(draft) {
   const value = draftValue(draft);
-  if (value === null) return plainWords(describePermissions(null), 'permissions-preview');
+  if (value === null || value.length === 0)
+    return plainWords(describePermissions(value), 'permissions-preview');
   return plainWords(
     value.map((rule, i) =>
       validatePermissions([rule]).ok
@@ -124,6 +129,12 @@ function rulesTable(app, draft) {
         <th scope="col"><span class="visually-hidden">Remove</span></th></tr></thead>
       <tbody>${draft.rules.map((rule, i) => ruleRow(app, draft, rule, i))}</tbody>
     </table>
+    ${
+      draft.rules.length === 0
+        ? html`<p class="hint" id="no-rules">No rule: this client may call nothing (set so through the API).
+            Add a rule, or choose everything.</p>`
+        : nothing
+    }
     <div class="toolbar"><button type="button" id="add-rule" ?disabled=${draft.rules.length >= MAX_RULES}
       @click=${add}>Add a rule</button>
       <span class="hint">At most ${MAX_RULES} rules. <code>*</code> is one path segment; a final
