@@ -175,7 +175,8 @@ export function permissionsForm(app, client, draft, reload) {
     app.message = null;
     app.update();
     const value = draftValue(draft);
-    // The API's own check first: nothing it would refuse is sent.
+    // The API's own check first: nothing it would refuse is sent. Its problems in the words
+    // and shape of the API's 400 (the browser suite compares the two).
     const checked = validatePermissions(value);
     if (!checked.ok) {
       draft.error = new ApiError(
@@ -183,7 +184,7 @@ export function permissionsForm(app, client, draft, reload) {
         checked.problems.map((p) => ({
           code: 'INVALID_FIELD',
           field: p.field,
-          message: p.message,
+          message: `${p.message}.`,
         })),
       );
       app.update();
