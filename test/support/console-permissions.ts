@@ -107,7 +107,8 @@ export function consolePermissionsTests(ctx: ConsoleTestContext): void {
     expect(shared.text).toContain('export function validatePermissions(');
     expect(shared.text).not.toContain('sourceMappingURL');
     const name = uniqueName('console-permissions');
-    const { api_key_id: id } = await ctx.createWithKey(name);
+    const { api_key_id: id, token } = await ctx.createWithKey(name);
+    expect((await ctx.call('/api', { headers: apk(token) })).status).toBe(200);
     const page = await openDetail(id, name);
     // A new client may call everything, and the view says so.
     expect(await lines(page, '#detail-permissions')).toEqual([
@@ -134,8 +135,11 @@ export function consolePermissionsTests(ctx: ConsoleTestContext): void {
     await page.click('#save-permissions');
     await saved(page);
     expect(puts(id)).toEqual([{ permissions: rules }]);
-    // The API holds them as sent, and the view shows them as they now are.
+    // The API holds them as sent, nginx applies them on the next request, and the view shows
+    // them as they now are.
     expect((await readClient(id)).permissions).toEqual(rules);
+    const refused = await ctx.call('/api', { headers: apk(token) });
+    expect(refused.status, refused.text).toBe(403);
     await page.waitForFunction(
       () => document.querySelectorAll('#detail-permissions li').length === 2,
     );
@@ -216,7 +220,7 @@ export function consolePermissionsTests(ctx: ConsoleTestContext): void {
 
   test('removing every rule, or choosing everything, sends null; an error the API still answers is shown', async () => {
     const name = uniqueName('console-everything');
-    const { api_key_id: id } = await ctx.createWithKey(name);
+    const { api_key_id: id, token } = await ctx.createWithKey(name);
     const two = [
       { methods: ['GET'], path: '/a/**' },
       { methods: ['DELETE'], path: '/b/*' },
@@ -255,6 +259,7 @@ export function consolePermissionsTests(ctx: ConsoleTestContext): void {
     await page.click('#save-permissions');
     await saved(page);
     expect((await readClient(id)).permissions).toEqual([{ methods: ['GET'], path: '/c' }]);
+    expect((await ctx.call('/api', { headers: apk(token) })).status).toBe(403);
     await page.waitForSelector('#rule-0-path');
     await page.click('#permissions-everything');
     await page.waitForSelector('#permission-rules', { hidden: true });
@@ -262,6 +267,7 @@ export function consolePermissionsTests(ctx: ConsoleTestContext): void {
     await saved(page);
     expect(puts(id).at(-1)).toEqual({ permissions: null });
     expect((await readClient(id)).permissions).toBeNull();
+    expect((await ctx.call('/api', { headers: apk(token) })).status).toBe(200);
 
     // What the API answers despite the check (here: the client deleted meanwhile) is shown on
     // the panel, and the operator stays on it.
