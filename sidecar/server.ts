@@ -7,7 +7,7 @@ import { type AuthObserver, NO_OBSERVER } from './auth/auth-observer.js';
 import { answerOverHttp, createAuthDecider } from './auth/auth-route.js';
 import { Authenticator } from './auth/authenticator.js';
 import type { BearerVerifier } from './auth/bearer-verifier.js';
-import { ClientDirectory } from './clients/client-directory.js';
+import { ClientDirectory, type HeldClients } from './clients/client-directory.js';
 import { ClientReads } from './clients/client-reads.js';
 import { ClientStore } from './clients/client-store.js';
 import type { RecordStreams } from './clients/list-thread.js';
@@ -42,6 +42,8 @@ export interface SidecarParts {
   metrics?: SidecarMetrics | null;
   /** Where whole listings are read; default: management's store, on the main thread. */
   listings?: RecordStreams;
+  /** Bearer clients' rows held beside nginx's key table (the replicator); none: PostgreSQL. */
+  heldClients?: HeldClients | null;
 }
 
 /** The sidecar's HTTP server: `/auth` on plain node:http, the rest through Express. */
@@ -55,8 +57,9 @@ export function createSidecarServer({
   clock = Date.now,
   metrics = null,
   listings,
+  heldClients = null,
 }: SidecarParts): Server {
-  const directory = new ClientDirectory(new ClientReads(pool));
+  const directory = new ClientDirectory(new ClientReads(pool), heldClients);
   const authenticator = new Authenticator(
     new ApiKeyVerifier(directory, clock),
     bearer?.(directory) ?? null,

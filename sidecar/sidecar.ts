@@ -201,6 +201,7 @@ export async function startSidecar(
     observer: observers(lastUsed, failures),
     clock,
     listings,
+    heldClients: replicator,
   });
   const url = await listen(server, config.listen);
   serving = true;

@@ -10,8 +10,20 @@ interface Batch {
 }
 
 /**
- * Read path for authentication: always fresh from PostgreSQL, never from a cache, so a
- * client deleted a moment ago (through any sidecar) is refused on the very next request.
+ * Rows held in this sidecar and known to be current (the key table's replicator keeps them,
+ * replica/subject-mirror.ts): a row, or undefined when the subject is not held or the holder is
+ * not trusted now (then PostgreSQL is asked).
+ */
+export interface HeldClients {
+  heldBySubject(apiClientId: string): ApiClientRow | undefined;
+}
+
+/**
+ * Read path for authentication: fresh from PostgreSQL, never from a cache, so a client deleted
+ * a moment ago (through any sidecar) is refused on the very next request. The one exception is
+ * a bearer token's client while the key table's replica is trusted: its row is then the one the
+ * replicator holds, which a change drops before nginx's decisions about the client end
+ * (docs/decisions/20261128-bearer-clients-from-the-replica.md).
  * Every look-up joins a batch that is sent on the next turn of the event loop, i.e. after
  * the request arrived: one `= ANY($1)` query answers all requests of that turn, which keeps
  * the cost per request low under load without ever answering from a stale read.
@@ -19,13 +31,18 @@ interface Batch {
 export class ClientDirectory {
   private batch: Batch | null = null;
 
-  constructor(private readonly store: ClientReads) {}
+  constructor(
+    private readonly store: ClientReads,
+    private readonly held: HeldClients | null = null,
+  ) {}
 
   byId(id: number): Promise<ApiClientRow | null> {
     return this.enqueue((b) => b.ids, id);
   }
 
   bySubject(apiClientId: string): Promise<ApiClientRow | null> {
+    const row = this.held?.heldBySubject(apiClientId);
+    if (row) return Promise.resolve(row);
     return this.enqueue((b) => b.subjects, apiClientId);
   }
 

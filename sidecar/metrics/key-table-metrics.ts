@@ -59,6 +59,11 @@ export function registerKeyTableMetrics(
     'Changes in the feed not yet in the replica at the last heartbeat.',
     (s) => (s.phase === 'complete' ? s.lagPositions : null),
   );
+  one(
+    'gateway_key_table_subjects',
+    "Clients with a subject whose rows this sidecar holds beside nginx's replica (bearer tokens' look-ups).",
+    (s) => (s.phase === 'off' ? null : s.subjects),
+  );
   one('gateway_key_table_load_seconds', 'How long the last full load took.', (s) => s.loadSeconds);
   one(
     'gateway_key_table_trusted_seconds',

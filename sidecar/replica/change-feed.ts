@@ -1,7 +1,6 @@
-import type { Permissions } from '../../common/permissions.js';
-import { rateLimitOf } from '../clients/client-rows.js';
+import type { ApiClientRow } from '../clients/api-client.js';
+import { COLUMNS, type DbRow, fromDb } from '../clients/client-rows.js';
 import type { Queryable } from '../db/queryable.js';
-import type { KeyTableRow } from './key-record-bytes.js';
 
 /**
  * A place in the change feed (migration 0011): the database's epoch and a position. Written
@@ -36,36 +35,6 @@ export function parsePosition(text: unknown): FeedPosition | null {
  * the row's current state), so reading one twice costs only the read.
  */
 export const CATCH_UP_MARGIN = 1_000;
-
-const RECORD_COLUMNS = `id, name, is_admin, key_hash, expires_at, previous_key_hash,
-  previous_key_expires_at, rate_limit_requests, rate_limit_per_seconds, permissions`;
-
-interface RecordRow {
-  id: number;
-  name: string;
-  is_admin: boolean;
-  key_hash: Buffer | null;
-  expires_at: Date | null;
-  previous_key_hash: Buffer | null;
-  previous_key_expires_at: Date | null;
-  rate_limit_requests: number | null;
-  rate_limit_per_seconds: number | null;
-  permissions: Permissions;
-}
-
-function fromRecordRow(row: RecordRow): KeyTableRow {
-  return {
-    id: row.id,
-    name: row.name,
-    isAdmin: row.is_admin,
-    keyHash: row.key_hash,
-    expiresAt: row.expires_at,
-    previousKeyHash: row.previous_key_hash,
-    previousKeyExpiresAt: row.previous_key_expires_at,
-    rateLimit: rateLimitOf(row),
-    permissions: row.permissions,
-  };
-}
 
 /** The change feed and the key records it is about, read from PostgreSQL. */
 export class ChangeFeed {
@@ -104,28 +73,60 @@ export class ChangeFeed {
     return { rows: rows.map((r) => r.client_row), head };
   }
 
-  /** The records of the clients `ids` that exist (a deleted one is absent). */
-  async records(ids: readonly number[]): Promise<KeyTableRow[]> {
+  /**
+   * The rows of the clients `ids` that exist (a deleted one is absent). Whole rows, as the
+   * directory reads them (client-rows.ts): nginx's record is made of some of their columns, the
+   * sidecar's mirror of bearer clients (subject-mirror.ts) keeps all of them.
+   */
+  async records(ids: readonly number[]): Promise<ApiClientRow[]> {
     if (ids.length === 0) return [];
-    const { rows } = await this.db.query<RecordRow>(
-      `SELECT ${RECORD_COLUMNS} FROM api_clients WHERE id = ANY($1::bigint[])`,
+    const { rows } = await this.db.query<DbRow>(
+      `SELECT ${COLUMNS} FROM api_clients WHERE id = ANY($1::bigint[])`,
       [ids],
     );
-    return rows.map(fromRecordRow);
+    return rows.map(fromDb);
   }
 
-  /** Every client's record, `size` at a time, in id order (keyset batches, short queries). */
-  async *all(size: number): AsyncGenerator<KeyTableRow[]> {
+  /** Every client's row, `size` at a time, in id order (keyset batches, short queries). */
+  async *all(size: number): AsyncGenerator<ApiClientRow[]> {
     let after = 0;
     for (;;) {
-      const { rows } = await this.db.query<RecordRow>(
-        `SELECT ${RECORD_COLUMNS} FROM api_clients WHERE id > $1 ORDER BY id LIMIT $2`,
+      const { rows } = await this.db.query<DbRow>(
+        `SELECT ${COLUMNS} FROM api_clients WHERE id > $1 ORDER BY id LIMIT $2`,
         [after, size],
       );
       if (rows.length === 0) return;
-      yield rows.map(fromRecordRow);
+      yield rows.map(fromDb);
       if (rows.length < size) return;
       after = rows[rows.length - 1]!.id;
+    }
+  }
+
+  /**
+   * The rows of every client with a subject, `size` at a time, in subject order (keyset batches
+   * on the subject's unique index: a table of API-key clients costs nothing to walk).
+   */
+  async *withSubjects(size: number): AsyncGenerator<ApiClientRow[]> {
+    let after: string | null = null;
+    for (;;) {
+      // Two texts, not `$1 IS NULL OR ...`: each is a plain range on the index.
+      const result: { rows: DbRow[] } =
+        after === null
+          ? await this.db.query<DbRow>(
+              `SELECT ${COLUMNS} FROM api_clients WHERE api_client_id IS NOT NULL
+                ORDER BY api_client_id LIMIT $1`,
+              [size],
+            )
+          : await this.db.query<DbRow>(
+              `SELECT ${COLUMNS} FROM api_clients WHERE api_client_id > $1
+                ORDER BY api_client_id LIMIT $2`,
+              [after, size],
+            );
+      const rows: DbRow[] = result.rows;
+      if (rows.length === 0) return;
+      yield rows.map(fromDb);
+      if (rows.length < size) return;
+      after = rows[rows.length - 1]!.api_client_id;
     }
   }
 

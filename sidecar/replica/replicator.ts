@@ -1,3 +1,4 @@
+import type { ApiClientRow } from '../clients/api-client.js';
 import type { Logger } from '../log.js';
 import type { DecisionInvalidator } from '../revocation/nginx-control.js';
 import {
@@ -13,6 +14,7 @@ import type {
   KeyTableState,
   NginxKeyTable,
 } from './nginx-key-table.js';
+import { SubjectMirror } from './subject-mirror.js';
 
 /**
  * `off`: nginx's configuration holds no key table; `unknown`: not known yet, or nginx could not
@@ -52,6 +54,8 @@ export interface ReplicaStatus {
   loadSeconds: number | null;
   /** Positions the feed was ahead of nginx's replica at the last heartbeat. */
   lagPositions: number;
+  /** Clients with a subject whose rows this sidecar holds (its mirror of bearer clients). */
+  subjects: number;
 }
 
 /**
@@ -60,6 +64,9 @@ export interface ReplicaStatus {
  * change as a new record, catches up from the replica's position after the feed was cut, and
  * tells nginx once a second that the feed is live (which renews its trust in the replica).
  * Also the invalidator every change goes through (wrap()): a change's markers, then its record.
+ * Beside nginx's replica it keeps the rows of the clients that have a subject, whole, in this
+ * sidecar (subject-mirror.ts): a bearer token's client is read from there while nginx's replica
+ * is trusted (heldBySubject), not from PostgreSQL.
  * Never throws: a failure is logged and the next heartbeat tries again.
  */
 export class KeyTableReplicator implements FeedFollower {
@@ -77,6 +84,7 @@ export class KeyTableReplicator implements FeedFollower {
   private readonly batchSize: number;
   private pruneTimer: NodeJS.Timeout | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
+  private readonly mirror = new SubjectMirror();
 
   constructor(
     private readonly feed: ChangeFeed,
@@ -118,13 +126,30 @@ export class KeyTableReplicator implements FeedFollower {
       nginx: this.nginxState,
       loadSeconds: this.loadSeconds,
       lagPositions: this.lagPositions,
+      subjects: this.mirror.size,
     };
+  }
+
+  /**
+   * The row of the client whose subject is `subject`, from this sidecar's mirror, while nginx's
+   * replica is complete and trusted (the trust each live heartbeat renews, key_table.trust_s:
+   * the rule nginx applies to the records it holds); undefined when not held or not trusted
+   * (then PostgreSQL is asked, as before).
+   */
+  heldBySubject(subject: string): ApiClientRow | undefined {
+    if (this.phase !== 'complete') return undefined;
+    const until = this.nginxState?.trustedUntil;
+    if (!until || Date.now() >= until * 1000) return undefined;
+    return this.mirror.get(subject);
   }
 
   /** An invalidator whose changes reach the replica too, after their markers. */
   wrap(): DecisionInvalidator {
     return {
       clients: async (ids) => {
+        // Before nginx's decisions end: a question asked after that is never answered from
+        // the row the change replaced.
+        this.mirror.drop(ids);
         const ok = await this.markers.clients(ids);
         await this.changed(ids);
         return ok;
@@ -154,7 +179,10 @@ export class KeyTableReplicator implements FeedFollower {
       try {
         await this.resumeFromPosition();
       } catch (err) {
-        // Whatever was missed cannot be told: nothing decided before now is trusted.
+        // Whatever was missed cannot be told: nothing decided before now is trusted, and the
+        // next heartbeat catches up from nginx's position again (or loads).
+        this.mirror.clear();
+        if (this.phase !== 'off') this.phase = 'unknown';
         await this.markers.all();
         throw err;
       }
@@ -173,12 +201,30 @@ export class KeyTableReplicator implements FeedFollower {
       if (this.phase !== 'off') await this.load();
       return;
     }
-    await this.markers.clients(since.rows);
+    await this.invalidate(since.rows);
     if (this.phase === 'complete') await this.push(since.rows, since.head, false);
     else this.position = since.head;
     if (since.rows.length > 0) {
       this.log.info('caught up with the change feed', { changed: since.rows.length });
     }
+    await this.fillMirror();
+  }
+
+  /** Clients `ids` changed while nobody listened: their rows held, then nginx's decisions. */
+  private async invalidate(ids: readonly number[]): Promise<void> {
+    this.mirror.drop(ids);
+    await this.markers.clients(ids);
+  }
+
+  /**
+   * Reads every client with a subject into the mirror when it holds less than all of them (a
+   * sidecar restarted beside a running nginx adopts its replica: nothing was loaded here).
+   */
+  private async fillMirror(): Promise<void> {
+    if (this.phase !== 'complete' || this.mirror.filled) return;
+    const since = this.mirror.reading();
+    for await (const rows of this.feed.withSubjects(this.batchSize)) this.mirror.put(rows, since);
+    this.mirror.filled = true;
   }
 
   heartbeat(head: FeedPosition): Promise<void> {
@@ -229,8 +275,8 @@ export class KeyTableReplicator implements FeedFollower {
     if (this.phase === 'off') return;
     const since = from ? await this.feed.changedSince(from.position) : null;
     if (since) {
-      await this.markers.clients(since.rows);
-      await this.push(since.rows, since.head, false);
+      await this.invalidate(since.rows);
+      if (await this.push(since.rows, since.head, false)) await this.fillMirror();
       return;
     }
     await this.load();
@@ -239,22 +285,26 @@ export class KeyTableReplicator implements FeedFollower {
   /** Loads every client into nginx's replica, then what changed meanwhile, and completes it. */
   private async load(): Promise<void> {
     const started = performance.now();
+    this.mirror.clear();
+    const since = this.mirror.reading();
     const head = await this.feed.head();
     const at = formatPosition(head);
     if (!this.handle(await this.nginx.load(at), 'load')) return;
     this.phase = 'loading';
     let records = 0;
     for await (const rows of this.feed.all(this.batchSize)) {
+      this.mirror.put(rows, since);
       if (!this.handle(await this.nginx.apply(rows.map(change), at), 'load')) return;
       records += rows.length;
     }
-    const since = await this.feed.changedSince(head.position);
-    if (!since) {
+    const changed = await this.feed.changedSince(head.position);
+    if (!changed) {
       this.phase = 'unknown';
       return;
     }
-    const pushed = await this.push(since.rows, since.head, true);
+    const pushed = await this.push(changed.rows, changed.head, true);
     if (!pushed) return;
+    this.mirror.filled = true;
     this.loadSeconds = (performance.now() - started) / 1000;
     this.log.info('key table loaded into nginx', {
       records,
@@ -269,8 +319,14 @@ export class KeyTableReplicator implements FeedFollower {
     head: FeedPosition,
     complete: boolean,
   ): Promise<boolean> {
+    const since = this.mirror.reading();
     const rows = await this.feed.records(ids);
     const found = new Map(rows.map((row) => [row.id, row]));
+    this.mirror.put(rows, since);
+    this.mirror.gone(
+      ids.filter((id) => !found.has(id)),
+      since,
+    );
     const changes: KeyTableChange[] = ids.map((id) => {
       const row = found.get(id);
       return row ? change(row) : { id, record: GONE_RECORD };

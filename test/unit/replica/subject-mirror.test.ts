@@ -1,0 +1,89 @@
+import { describe, expect, test } from 'vitest';
+import { SubjectMirror } from '../../../sidecar/replica/subject-mirror.js';
+import { row } from '../support/clients.js';
+
+// The sidecar's rows of bearer clients (docs/decisions/20261128-bearer-clients-from-the-replica.md):
+// what it holds must never be older than the last change notified for a client.
+
+describe('SubjectMirror', () => {
+  test('holds the whole row of a client with a subject, and nothing for one without', () => {
+    const m = new SubjectMirror();
+    const svc = row(1, {
+      apiClientId: 'svc',
+      isAdmin: true,
+      permissions: [{ methods: ['GET'], path: '/reports/**' }],
+    });
+    m.put([svc, row(2, { secret: 's' })], m.reading());
+    expect(m.get('svc')).toBe(svc);
+    expect(m.get('svc')?.permissions).toEqual([{ methods: ['GET'], path: '/reports/**' }]);
+    expect(m.size).toBe(1);
+  });
+
+  test('a change drops the row at once; a read begun before the change cannot put it back', () => {
+    const m = new SubjectMirror();
+    m.put([row(1, { apiClientId: 'svc' })], m.reading());
+    const stale = m.reading();
+    m.drop([1]);
+    expect(m.get('svc')).toBeUndefined();
+    // The state the change replaced, read before it (a batch of a load still in flight).
+    m.put([row(1, { apiClientId: 'svc', name: 'old' })], stale);
+    expect(m.get('svc')).toBeUndefined();
+    const fresh = m.reading();
+    m.put([row(1, { apiClientId: 'svc', name: 'new' })], fresh);
+    expect(m.get('svc')?.name).toBe('new');
+    // The drop is over once a fresh read put the row back: later reads put it as usual.
+    m.put([row(1, { apiClientId: 'svc', name: 'newer' })], m.reading());
+    expect(m.get('svc')?.name).toBe('newer');
+  });
+
+  test('a deletion: found gone by a fresh read, the row goes; by a stale one, it stays dropped', () => {
+    const m = new SubjectMirror();
+    m.put([row(1, { apiClientId: 'a' }), row(2, { apiClientId: 'b' })], m.reading());
+    m.gone([1], m.reading());
+    expect(m.get('a')).toBeUndefined();
+    const stale = m.reading();
+    m.drop([2]);
+    m.gone([2], stale);
+    m.put([row(2, { apiClientId: 'b' })], stale);
+    expect(m.get('b')).toBeUndefined();
+  });
+
+  test('a subject changed: the old one is no longer held, the new one is', () => {
+    const m = new SubjectMirror();
+    m.put([row(1, { apiClientId: 'old' })], m.reading());
+    m.drop([1]);
+    m.put([row(1, { apiClientId: 'new' })], m.reading());
+    expect(m.get('old')).toBeUndefined();
+    expect(m.get('new')?.id).toBe(1);
+    m.drop([1]);
+    m.put([row(1, { secret: 's' })], m.reading());
+    expect(m.get('new')).toBeUndefined();
+    expect(m.size).toBe(0);
+  });
+
+  test('a subject moved to another client in one change, in either order of the rows', () => {
+    for (const order of [
+      [row(2, { apiClientId: 's' }), row(1, { secret: 'k' })],
+      [row(1, { secret: 'k' }), row(2, { apiClientId: 's' })],
+    ]) {
+      const m = new SubjectMirror();
+      m.put([row(1, { apiClientId: 's' })], m.reading());
+      m.drop([1, 2]);
+      m.put(order, m.reading());
+      expect(m.get('s')?.id).toBe(2);
+      expect(m.size).toBe(1);
+      // Client 1's later change does not take client 2's row with it.
+      m.drop([1]);
+      expect(m.get('s')?.id).toBe(2);
+    }
+  });
+
+  test('clear holds nothing and forgets it was filled', () => {
+    const m = new SubjectMirror();
+    m.put([row(1, { apiClientId: 'a' })], m.reading());
+    m.filled = true;
+    m.clear();
+    expect(m.get('a')).toBeUndefined();
+    expect(m.filled).toBe(false);
+  });
+});
