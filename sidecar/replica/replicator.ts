@@ -14,7 +14,7 @@ import type {
   KeyTableState,
   NginxKeyTable,
 } from './nginx-key-table.js';
-import { SubjectMirror } from './subject-mirror.js';
+import { SUBJECTS_MAX, SubjectMirror } from './subject-mirror.js';
 
 /**
  * `off`: nginx's configuration holds no key table; `unknown`: not known yet, or nginx could not
@@ -225,6 +225,16 @@ export class KeyTableReplicator implements FeedFollower {
     const since = this.mirror.reading();
     for await (const rows of this.feed.withSubjects(this.batchSize)) this.mirror.put(rows, since);
     this.mirror.filled = true;
+    this.mirrorHeld();
+  }
+
+  /** Says once per load or fill that the mirror could not hold every bearer client. */
+  private mirrorHeld(): void {
+    if (!this.mirror.overflowed) return;
+    this.log.warn(
+      "the sidecar holds the rows of the first bearer clients only; the others' tokens are looked up in PostgreSQL",
+      { held: this.mirror.size, max: SUBJECTS_MAX },
+    );
   }
 
   heartbeat(head: FeedPosition): Promise<void> {
@@ -305,6 +315,7 @@ export class KeyTableReplicator implements FeedFollower {
     const pushed = await this.push(changed.rows, changed.head, true);
     if (!pushed) return;
     this.mirror.filled = true;
+    this.mirrorHeld();
     this.loadSeconds = (performance.now() - started) / 1000;
     this.log.info('key table loaded into nginx', {
       records,

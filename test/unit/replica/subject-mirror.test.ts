@@ -87,3 +87,20 @@ describe('SubjectMirror', () => {
     expect(m.filled).toBe(false);
   });
 });
+
+describe('SubjectMirror bounded', () => {
+  test('past its bound it holds no new subject (asked of PostgreSQL), but keeps changes of held ones', () => {
+    const m = new SubjectMirror(2);
+    m.put([row(1, { apiClientId: 'a' }), row(2, { apiClientId: 'b' })], m.reading());
+    m.put([row(3, { apiClientId: 'c' })], m.reading());
+    expect(m.get('c')).toBeUndefined();
+    expect(m.overflowed).toBe(true);
+    m.drop([2]);
+    m.put([row(2, { apiClientId: 'b', name: 'renamed' })], m.reading());
+    expect(m.get('b')?.name).toBe('renamed');
+    m.drop([1]);
+    m.gone([1], m.reading());
+    m.put([row(3, { apiClientId: 'c' })], m.reading());
+    expect(m.get('c')?.id).toBe(3);
+  });
+});
