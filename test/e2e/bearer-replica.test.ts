@@ -116,6 +116,50 @@ describe('bearer tokens of clients the replica holds', () => {
     });
   });
 
+  test('a sidecar restarted beside its running nginx holds them again without a load', {
+    timeout: 120_000,
+  }, async () => {
+    const subjects = async () =>
+      sample(await metricsText(metricsUrl()), 'gateway_key_table_subjects');
+    const held = await subjects();
+    expect(held).toBeGreaterThan(0);
+    // More changes than a catch-up re-reads before its position (CATCH_UP_MARGIN, 1,000), so
+    // the restarted sidecar's catch-up alone would not bring the bearer clients back.
+    const filler = await call(CLIENTS, {
+      method: 'POST',
+      headers: apk(s.adminKey),
+      json: { name: 'filler', is_admin: false, generate_api_key: true },
+    });
+    const fillerId = (filler.json as { api_key_id: number }).api_key_id;
+    for (let i = 0; i < 1_100; i += 10) {
+      const renames = Array.from({ length: 10 }, (_, j) =>
+        call(`${CLIENTS}/${fillerId}`, {
+          method: 'PUT',
+          headers: apk(s.adminKey),
+          json: { name: `filler-${i + j}` },
+        }),
+      );
+      for (const res of await Promise.all(renames)) expect(res.status).toBe(200);
+    }
+    await sleep(1_500); // the last positions reach nginx with a heartbeat
+    const pid = (await s.gateway().pid('sidecar'))!;
+    process.kill(pid, 'SIGKILL');
+    for (let i = 0; i < 300; i += 1) {
+      const now = await s.gateway().pid('sidecar');
+      const back = now !== undefined && now !== pid;
+      if (back && (await subjects().catch(() => -1)) === held) break;
+      await sleep(100);
+    }
+    await keyTableLoaded(metricsUrl());
+    expect(await subjects()).toBe(held);
+    // It adopted nginx's replica (no second load) and read the bearer clients by themselves.
+    expect((await s.logs('gateway')).match(/key table loaded into nginx/g)).toHaveLength(1);
+    expect((await freshToken('svc-held')).status).toBe(200);
+    const before = await authQueries();
+    for (let i = 0; i < 10; i += 1) expect((await freshToken('svc-held')).status).toBe(200);
+    expect((await authQueries()) - before).toBeLessThanOrEqual(1);
+  });
+
   test('PostgreSQL stopped: new tokens of a held client pass, a subject never held gets 503 JSON, a client deleted before stays refused', async () => {
     await change('svc-gone', { delete: true });
     await s.stopService('database');
