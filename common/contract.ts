@@ -432,6 +432,44 @@ export const KEY_TABLE = {
 } as const;
 
 /**
+ * The fields of a key record learnt from the sidecar's answer (the keys dict, with the key table
+ * off or for ids it does not hold), tab-separated in this order: lua/gateway/keys.lua writes
+ * and reads them, the nginx module reads them (both generated from this list). Hashes in hex,
+ * times as Unix seconds, absent values empty; `limit` absent in a record stored before limits,
+ * `permissions` for a client without rules (the module passes only records without them).
+ */
+export const LEARNT_KEY_FIELDS = [
+  'created',
+  'kind',
+  'expires_at',
+  'previous_until',
+  'is_admin',
+  'client_id',
+  'client_name',
+  'hash',
+  'previous_hash',
+  'limit',
+  'permissions',
+] as const;
+
+/**
+ * The fields of a cached decision (the decisions dict), tab-separated in this order:
+ * lua/gateway/entry.lua writes and reads them, the nginx module reads them (both generated from
+ * this list). `limit` absent in an entry stored before limits, `permissions` for a client
+ * without rules (the module passes only entries without them).
+ */
+export const DECISION_FIELDS = [
+  'created',
+  'row',
+  'is_admin',
+  'method',
+  'client_id',
+  'client_name',
+  'limit',
+  'permissions',
+] as const;
+
+/**
  * A key record in the replica: bytes, not text, so a client costs one 128-byte slab of shared
  * memory (docs/decisions/20261127-key-table-replica.md). Read by lua/gateway/key_table.lua and
  * the nginx module; written by sidecar/replica/key-record-bytes.ts.

@@ -1,8 +1,10 @@
 import {
   ALLOWED_METHODS,
+  DECISION_FIELDS,
   IDENTITY_FROM_SIDECAR,
   KEY_RECORD,
   KEY_TABLE,
+  LEARNT_KEY_FIELDS,
   type LUA_COUNTERS,
   MAX_REQUEST_HEADERS,
   NGINX_MODULE,
@@ -50,6 +52,14 @@ const METHOD_BITS: Record<string, string> = {
   DELETE: 'NGX_HTTP_DELETE',
   OPTIONS: 'NGX_HTTP_OPTIONS',
 };
+
+/** A record's field positions (0-based) and count, as C defines: `<PREFIX>_CLIENT_ID 5`. */
+function fieldIndexes(prefix: string, fields: readonly string[]): string[] {
+  return [
+    ...fields.map((field, i) => `#define ${prefix}_${identifier(field.toUpperCase())} ${i}`),
+    `#define ${prefix}_COUNT ${fields.length}`,
+  ];
+}
 
 /**
  * `nginx-module/gateway_contract.h`, generated from common/contract.ts like
@@ -109,6 +119,8 @@ export function renderCContract(): string {
     `#define GW_RATE_LIMIT_STATE_HEADER ${cString(RATE_LIMIT_HEADERS.state)}`,
     `#define GW_RATE_LIMIT_POLICY_NAME ${cString(RATE_LIMIT_HEADERS.policyName)}`,
     `#define GW_ALLOWED_METHODS (${methods.join(' | ')})`,
+    ...fieldIndexes('GW_KEY_FIELD', LEARNT_KEY_FIELDS),
+    ...fieldIndexes('GW_DECISION_FIELD', DECISION_FIELDS),
     '',
     '#endif',
     '',

@@ -107,6 +107,7 @@ static size_t ngx_http_gateway_hit_read_string(ngx_shm_zone_t *zone, u_char *key
     size_t key_len, u_char *buf);
 static double ngx_http_gateway_hit_add(ngx_shm_zone_t *zone, u_char *key, size_t len,
     double by, long ttl_ms);
+static void ngx_http_gateway_hit_take_back(u_char *key, size_t len);
 static double ngx_http_gateway_hit_marker(const u_char *key, size_t len);
 static ngx_flag_t ngx_http_gateway_hit_alive(u_char *row, size_t len, double created);
 static double ngx_http_gateway_hit_now(void);
@@ -512,7 +513,7 @@ ngx_http_gateway_hit_use(ngx_http_request_t *r, ngx_http_gateway_hit_identity_t 
     {
         if (limited) {
             /* Lua counts it when it passes it */
-            ngx_http_gateway_hit_add(ngx_http_gateway_hit_limits, a.key, a.key_len, -1, 0);
+            ngx_http_gateway_hit_take_back(a.key, a.key_len);
         }
         return 0;
     }
@@ -574,7 +575,7 @@ ngx_http_gateway_hit_admit(ngx_http_gateway_hit_identity_t *identity,
 
     rc = ngx_http_gateway_hit_read_number(ngx_http_gateway_hit_limits, key, key_len, &previous);
     if (rc == NGX_ERROR) {
-        ngx_http_gateway_hit_add(ngx_http_gateway_hit_limits, a->key, a->key_len, -1, 0);
+        ngx_http_gateway_hit_take_back(a->key, a->key_len);
         return 0;
     }
     if (rc == NGX_DECLINED) {
@@ -584,7 +585,7 @@ ngx_http_gateway_hit_admit(ngx_http_gateway_hit_identity_t *identity,
     estimate = previous * (1 - elapsed / a->per) + current;
     if (estimate > a->requests) {
         /* not counted: Lua counts it again, or refuses it */
-        ngx_http_gateway_hit_add(ngx_http_gateway_hit_limits, a->key, a->key_len, -1, 0);
+        ngx_http_gateway_hit_take_back(a->key, a->key_len);
         return 0;
     }
 
@@ -704,14 +705,20 @@ ngx_http_gateway_hit_read_number(ngx_shm_zone_t *zone, const u_char *key, size_t
 {
     int      type = 0, flags = 0, stale = 0;
     char    *err = NULL;
-    u_char  *buf = NULL;
-    size_t   blen = 0;
+    u_char   text[32], *buf = text;
+    size_t   blen = sizeof(text);
 
     if (ngx_http_lua_ffi_shdict_get(zone, key, len, &type, &buf, &blen, n, &flags, 0, &stale,
                                     &err)
         != NGX_OK)
     {
         return NGX_ERROR;
+    }
+
+    /* A string where a number belongs: lua-nginx-module copied it into `text`, or into memory
+     * it allocated when it was longer, which is ours to free. */
+    if (buf != text) {
+        free(buf);
     }
 
     if (type == NGX_HTTP_GATEWAY_HIT_TNIL) {
@@ -769,6 +776,24 @@ ngx_http_gateway_hit_add(ngx_shm_zone_t *zone, u_char *key, size_t len, double b
     }
 
     return by;
+}
+
+
+/* A request taken back out of a rate limit's window it was counted in (it goes to Lua, which
+ * counts it itself). Only ever from a count that is there: a window evicted in between is not
+ * made again, at -1 and without an expiry, where it would give the client a request more in a
+ * window that never ends. */
+static void
+ngx_http_gateway_hit_take_back(u_char *key, size_t len)
+{
+    int     forcible = 0;
+    char   *err = NULL;
+    double  by = -1;
+
+    if (ngx_http_gateway_hit_limits != NULL) {
+        (void) ngx_http_lua_ffi_shdict_incr(ngx_http_gateway_hit_limits, key, len, &by, &err, 0,
+                                            0, 0, &forcible);
+    }
 }
 
 

@@ -12,17 +12,37 @@
 #define CR  '\r'
 #define LF  '\n'
 
-/* A key record's fields, in lua/gateway/keys.lua's order (encode/decode). */
-enum {
-    F_CREATED, F_KIND, F_EXPIRES_AT, F_PREVIOUS_UNTIL, F_IS_ADMIN, F_CLIENT_ID,
-    F_CLIENT_NAME, F_HASH, F_PREVIOUS_HASH, F_LIMIT, F_PERMISSIONS, F_COUNT
-};
+/* A learnt key record's and a cached decision's fields: their order is the contract's
+ * (common/contract.ts LEARNT_KEY_FIELDS, DECISION_FIELDS), which lua/gateway/keys.lua and
+ * entry.lua write (test/lua/cases hold them to it). The rate limit and the permissions are the last, optional: absent from
+ * a record stored before limits, and for a client without rules. */
+#define F_CREATED        GW_KEY_FIELD_CREATED
+#define F_KIND           GW_KEY_FIELD_KIND
+#define F_EXPIRES_AT     GW_KEY_FIELD_EXPIRES_AT
+#define F_PREVIOUS_UNTIL GW_KEY_FIELD_PREVIOUS_UNTIL
+#define F_IS_ADMIN       GW_KEY_FIELD_IS_ADMIN
+#define F_CLIENT_ID      GW_KEY_FIELD_CLIENT_ID
+#define F_CLIENT_NAME    GW_KEY_FIELD_CLIENT_NAME
+#define F_HASH           GW_KEY_FIELD_HASH
+#define F_PREVIOUS_HASH  GW_KEY_FIELD_PREVIOUS_HASH
+#define F_LIMIT          GW_KEY_FIELD_LIMIT
+#define F_PERMISSIONS    GW_KEY_FIELD_PERMISSIONS
+#define F_COUNT          GW_KEY_FIELD_COUNT
 
-/* A cached decision's fields, in lua/gateway/entry.lua's order (encode/decode). */
-enum {
-    D_CREATED, D_ROW, D_IS_ADMIN, D_METHOD, D_CLIENT_ID, D_CLIENT_NAME, D_LIMIT, D_PERMISSIONS,
-    D_COUNT
-};
+#define D_CREATED        GW_DECISION_FIELD_CREATED
+#define D_ROW            GW_DECISION_FIELD_ROW
+#define D_IS_ADMIN       GW_DECISION_FIELD_IS_ADMIN
+#define D_METHOD         GW_DECISION_FIELD_METHOD
+#define D_CLIENT_ID      GW_DECISION_FIELD_CLIENT_ID
+#define D_CLIENT_NAME    GW_DECISION_FIELD_CLIENT_NAME
+#define D_LIMIT          GW_DECISION_FIELD_LIMIT
+#define D_PERMISSIONS    GW_DECISION_FIELD_PERMISSIONS
+#define D_COUNT          GW_DECISION_FIELD_COUNT
+
+#if (F_LIMIT != F_COUNT - 2 || F_PERMISSIONS != F_COUNT - 1 || D_LIMIT != D_COUNT - 2 \
+     || D_PERMISSIONS != D_COUNT - 1)
+#error "the rate limit and the permissions must be a record's last fields (optional)"
+#endif
 
 #define NGX_HTTP_GATEWAY_HIT_MAX_FIELDS  16
 
@@ -252,10 +272,13 @@ ngx_http_gateway_hit_hex(u_char c)
 }
 
 
-/* Whether a hash in hex is the digest's. */
+/* Whether a hash in hex is the digest's: decoded first, then compared in constant time
+ * (CRYPTO_memcmp, as the key table's raw hashes are), so the time taken says nothing of how
+ * much of a guess was right. */
 static int
 ngx_http_gateway_hit_hash_is(u_char *hex, size_t len, const u_char *digest)
 {
+    u_char  hash[NGX_HTTP_GATEWAY_HIT_DIGEST_LEN];
     size_t  i;
     int     hi, lo;
 
@@ -265,11 +288,12 @@ ngx_http_gateway_hit_hash_is(u_char *hex, size_t len, const u_char *digest)
     for (i = 0; i < NGX_HTTP_GATEWAY_HIT_DIGEST_LEN; i++) {
         hi = ngx_http_gateway_hit_hex(hex[2 * i]);
         lo = ngx_http_gateway_hit_hex(hex[2 * i + 1]);
-        if (hi < 0 || lo < 0 || (hi << 4 | lo) != digest[i]) {
-            return 0;
+        if (hi < 0 || lo < 0) {
+            return 0;  /* not a hash: a damaged record */
         }
+        hash[i] = (u_char) (hi << 4 | lo);
     }
-    return 1;
+    return CRYPTO_memcmp(hash, digest, NGX_HTTP_GATEWAY_HIT_DIGEST_LEN) == 0;
 }
 
 

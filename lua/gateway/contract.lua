@@ -96,6 +96,8 @@ return {
   allowed_methods = { "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS" },
   max_request_headers = 100,
   module_hmac_key_setter = "ngx_http_gateway_hit_set_hmac_key",
+  learnt_key_fields = { "created", "kind", "expires_at", "previous_until", "is_admin", "client_id", "client_name", "hash", "previous_hash", "limit", "permissions" },
+  decision_fields = { "created", "row", "is_admin", "method", "client_id", "client_name", "limit", "permissions" },
   module_usage_taker = "ngx_http_gateway_hit_usage_take",
   module_lua_version = 10023,
   usage = {

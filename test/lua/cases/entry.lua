@@ -87,3 +87,23 @@ case("entry: permissions travel with the decision; damaged ones make the entry d
   eq(entry.decode("7.000\t3\tfalse\tbearer\ts\tn\t\tgarbage"), nil, "bad rules: no decision")
   eq(entry.decode("7.000\t3\tfalse\tbearer\ts\tn\t\t1 03/r\tx"), nil, "a ninth field")
 end)
+
+-- The nginx module reads the same entry by the contract's field list (generated into its
+-- gateway_contract.h): each field is where the contract says.
+case("entry: every field at the contract's position (decision_fields), as the module reads it", function()
+  local contract = require("gateway.contract")
+  local limited = { row = "12", is_admin = "true", method = "apk", client_id = "12",
+    client_name = "Ada%20L", limit = ratelimit.parse("5 60"),
+    permissions = require("gateway.permissions").parse("1 04/w") }
+  local value = entry.encode(1700000000.125, limited)
+  local fields = {}
+  for field in (value .. "\t"):gmatch("([^\t]*)\t") do
+    fields[#fields + 1] = field
+  end
+  local expected = { created = "1700000000.125", row = "12", is_admin = "true", method = "apk",
+    client_id = "12", client_name = "Ada%20L", limit = "5 60", permissions = "1 04/w" }
+  eq(#fields, #contract.decision_fields, "field count")
+  for i, name in ipairs(contract.decision_fields) do
+    eq(fields[i], expected[name], name)
+  end
+end)

@@ -98,3 +98,28 @@ case("keys: permissions travel with a learnt record; bad ones keep no record", f
   eq(back.identity.permissions, nil, "none: everything")
   eq(keys.decode(keys.encode(9, rec) .. "\tgarbage", "4"), nil, "bad rules")
 end)
+
+-- The nginx module reads the same record by the contract's field list (generated into its
+-- gateway_contract.h): each field is where the contract says.
+case("keys: every field at the contract's position (learnt_key_fields), as the module reads it", function()
+  local contract = require("gateway.contract")
+  local value = keys.encode(1700000000.5, record({
+    previous_hash_hex = string.rep("cd", 32), previous_until = "1700000100.250",
+    expires_at = "1800000000", is_admin = "true",
+    permissions = require("gateway.permissions").parse("1 04/w"),
+  }))
+  local fields = {}
+  for field in (value .. "\t"):gmatch("([^\t]*)\t") do
+    fields[#fields + 1] = field
+  end
+  local expected = {
+    created = "1700000000.500", kind = "known", expires_at = "1800000000",
+    previous_until = "1700000100.250", is_admin = "true", client_id = "12",
+    client_name = "Ada%20L", hash = string.rep("ab", 32), previous_hash = string.rep("cd", 32),
+    limit = "", permissions = "1 04/w",
+  }
+  eq(#fields, #contract.learnt_key_fields, "field count")
+  for i, name in ipairs(contract.learnt_key_fields) do
+    eq(fields[i], expected[name], name)
+  end
+end)
