@@ -33,6 +33,7 @@ import { measureIdleChain } from './phases/idle-chain.js';
 import { measureLatency } from './phases/latency.js';
 import { measureManagement } from './phases/management.js';
 import { measureMemory } from './phases/memory.js';
+import { measurePermissions } from './phases/permissions.js';
 import { measureRateLimits } from './phases/rate-limit.js';
 import { measureRevocation } from './phases/revocation.js';
 import { measureThroughput } from './phases/throughput.js';
@@ -115,6 +116,8 @@ async function main(): Promise<number> {
       }
     };
     const rateLimit = await attempt(() => measureRateLimits(ctx));
+    say('fast rows: a client with 10 rules vs none');
+    const permissions = await attempt(() => measurePermissions(ctx));
     // Phases driven by the Node client have no wrk run to sample CPU in: meter the phase.
     const metered = async <T>(run: () => Promise<T>): Promise<[T, CpuSplit]> => {
       const stop = await cpuMeter(() => stack.roots());
@@ -203,6 +206,7 @@ async function main(): Promise<number> {
         firstRequest: fastFirstRequest,
         duringList,
         rateLimit,
+        permissions,
         idleChain,
         distinctKeys,
         distinctKeySizes: [options.distinctKeys, options.distinctKeysLarge],

@@ -54,6 +54,7 @@ export const FIGURE_IDS = [
   'fast_balancer_flood_ratio',
   'fast_rate_limit_cost',
   'fast_rate_limit_accuracy',
+  'fast_permissions_cost',
   'revocation_worst',
   'management_create_p50',
   'management_list',

@@ -9,6 +9,7 @@ import type { IdleChainResult } from '../phases/idle-chain.js';
 import type { LatencyResult } from '../phases/latency.js';
 import type { ManagementResult } from '../phases/management.js';
 import type { MemoryResult } from '../phases/memory.js';
+import type { PermissionsResult } from '../phases/permissions.js';
 import type { RateLimitResult } from '../phases/rate-limit.js';
 import type { RevocationResult } from '../phases/revocation.js';
 import type { ThroughputResult } from '../phases/throughput.js';
@@ -21,6 +22,7 @@ import {
   distinctKeysFigures,
 } from './key-table-figures.js';
 import { missPathFigures, type Outcome } from './miss-path-figures.js';
+import { permissionsFigure } from './permissions-figures.js';
 import { rateLimitFigures } from './rate-limit-figures.js';
 
 /** CPU of processes outside the run (cores) above which a figure is marked disturbed. */
@@ -47,6 +49,8 @@ export interface Results {
     duringList: Outcome<DuringListResult>;
     /** A rate limit's cost and accuracy on B (issue 22). */
     rateLimit: Outcome<RateLimitResult>;
+    /** Permissions' cost on B: 10 rules against none (issue 39). */
+    permissions: Outcome<PermissionsResult>;
     /** Idle relays with a first sight's wake-ups: what the machine's scheduling costs that row. */
     idleChain: Outcome<IdleChainResult>;
     /** Issue 38: callers over many distinct keys (the two sizes asked for, smaller first). */
@@ -135,6 +139,7 @@ function rawFigures(r: Results): RawFigure[] {
     ...distinctKeysFigures(r.fast.distinctKeys, r.fast.distinctKeySizes),
     balancerFloodFigure(r.fast.balancerFlood),
     ...rateLimitFigures(r.fast.rateLimit),
+    permissionsFigure(r.fast.permissions),
     {
       id: 'revocation_worst',
       other: otherOf(r.phaseCpu.revocation),

@@ -41,6 +41,24 @@ check_identity(const ngx_http_gateway_hit_identity_t *id, const unsigned char *b
     }
 }
 
+/* The tab-separated field `n` (from 0) of a record is absent or empty: a learnt record's or a
+ * decision's permissions, which the module never passes (Lua judges a restricted client). */
+static int
+field_empty(const unsigned char *buf, size_t len, unsigned n)
+{
+    size_t  i, start = 0;
+
+    for (i = 0; i < len && n > 0; i++) {
+        if (buf[i] == '\t' && --n == 0) {
+            start = i + 1;
+        }
+    }
+    if (n > 0) {
+        return 1;
+    }
+    return start >= len || buf[start] == '\t';
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -77,6 +95,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             {
                 abort();
             }
+            if (!field_empty(rec, len, 10)) {
+                abort();  /* a client with permissions */
+            }
         }
         break;
     case 1:
@@ -84,8 +105,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                                         &identity))
         {
             check_identity(&identity, rec, len, &id);
-            /* a record that passes: this version, not gone, and one of its hashes the digest */
-            if (len < 2 || rec[0] != GW_KEY_RECORD_VERSION || (rec[1] & GW_KEY_RECORD_GONE)) {
+            /* a record that passes: this version, not gone, without permissions, and one of
+             * its hashes the digest */
+            if (len < 2 || rec[0] != GW_KEY_RECORD_VERSION
+                || (rec[1] & (GW_KEY_RECORD_GONE | GW_KEY_RECORD_RULES)))
+            {
                 abort();
             }
             if (!(rec[1] & (GW_KEY_RECORD_KEY | GW_KEY_RECORD_PREVIOUS))) {
@@ -97,7 +121,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (ngx_http_gateway_hit_parse_decision(rec, len, &learnt)) {
             check_identity(&learnt.identity, rec, len, &id);
             if (!within(&learnt.identity.row, rec, len)
-                || !within(&learnt.identity.method, rec, len) || learnt.created < 0)
+                || !within(&learnt.identity.method, rec, len) || learnt.created < 0
+                || !field_empty(rec, len, 7))
             {
                 abort();
             }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CONTROL } from '../../common/contract.js';
+import { freshDatabase } from '../support/database.js';
 import { http } from '../support/http.js';
 import { CLIENTS, uniqueName } from '../support/management.js';
 import { sample } from '../support/metrics-text.js';
@@ -23,6 +24,8 @@ import { exchange, type RawTarget } from './hostile/raw-tls.js';
 
 type NativeStack = Stack & { home: string; gateway: () => NativeGatewayProcess };
 let gw: NativeStack;
+/** A second pair on the same database: it hears of changes through PostgreSQL only. */
+let other: NativeStack;
 let provider: TestOidcProvider;
 let scratch: string;
 let target: RawTarget;
@@ -35,12 +38,16 @@ beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'gw-e2e-perm-'));
   const started = await startProviderForGateway(scratch, [BEARER]);
   provider = started.provider;
-  gw = await startNativeStack({ env: { ...started.env, ENGINE_LOG_REQUESTS: 'true' } });
+  const databaseUrl = await freshDatabase();
+  gw = await startNativeStack({
+    env: { ...started.env, DATABASE_URL: databaseUrl, ENGINE_LOG_REQUESTS: 'true' },
+  });
+  other = await startNativeStack({ env: { DATABASE_URL: databaseUrl } });
   const tls = await gw.tls();
   target = { port: Number(new URL(gw.baseUrl).port), ca: tls.ca, servername: tls.servername };
 }, 240_000);
 afterAll(async () => {
-  await gw?.close();
+  await Promise.all([gw?.close(), other?.close()]);
   await provider?.stop();
   if (scratch) await rm(scratch, { recursive: true, force: true });
 });
@@ -269,6 +276,66 @@ describe('a change of the rules', () => {
     });
     expect((await call(token, CLIENTS)).status).toBe(200);
     expectRefusal(await call(token, CLIENTS, 'POST'), 403, 'PERMISSION_DENIED');
+  });
+});
+
+describe('two pairs on one database', () => {
+  /** Retries `call` until `ok` says yes, for at most 3 s (a push takes milliseconds). */
+  async function soon(call: () => Promise<{ status: number }>, ok: (s: number) => boolean) {
+    const deadline = Date.now() + 3_000;
+    let status = (await call()).status;
+    while (!ok(status) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      status = (await call()).status;
+    }
+    return status;
+  }
+
+  test('a PUT through one pair applies on the next request there and within the push on the other', async () => {
+    const { id, token } = await newClient([{ methods: ['GET'], path: '/api' }]);
+    const onOther = (path: string) => callStack(other, path, { headers: apk(token) });
+    expect(
+      await soon(
+        () => onOther('/api'),
+        (s) => s === 200,
+      ),
+    ).toBe(200);
+    expectRefusal(await onOther(ABOUT), 403, 'PERMISSION_DENIED');
+
+    // Adding a rule: the serving pair at once, the other once PostgreSQL's notice arrives.
+    await manage('PUT', `${CLIENTS}/${id}`, {
+      permissions: [
+        { methods: ['GET'], path: '/api' },
+        { methods: ['GET'], path: '/resources/json/service/**' },
+      ],
+    });
+    expectPassed(await call(token, ABOUT));
+    expect(
+      await soon(
+        () => onOther(ABOUT),
+        (s) => s !== 403,
+      ),
+    ).not.toBe(403);
+    // Removing one.
+    await manage('PUT', `${CLIENTS}/${id}`, {
+      permissions: [{ methods: ['GET'], path: '/resources/json/service/**' }],
+    });
+    expectRefusal(await call(token, '/api'), 403, 'PERMISSION_DENIED');
+    expect(
+      await soon(
+        () => onOther('/api'),
+        (s) => s === 403,
+      ),
+    ).toBe(403);
+    // null: everything again, on both.
+    await manage('PUT', `${CLIENTS}/${id}`, { permissions: null });
+    expect((await call(token, '/api')).status).toBe(200);
+    expect(
+      await soon(
+        () => onOther('/api'),
+        (s) => s === 200,
+      ),
+    ).toBe(200);
   });
 });
 

@@ -1,0 +1,102 @@
+import { http } from '../../test/support/http.js';
+import { BENCH_PATH } from '../stack/engine-session.js';
+import { CLIENTS_PATH } from '../stack/setup.js';
+import { MAX_RATE } from '../wrk/lua.js';
+import { errorCount } from '../wrk/run.js';
+import { type Aggregate, aggregate } from './aggregate.js';
+import { type MeasuredRun, measure, type PhaseContext, type Target } from './context.js';
+
+export interface PermissionsResult {
+  /** The same client on gateway B with 10 rules (the last one allowing the call), and none. */
+  restricted: Aggregate;
+  unrestricted: Aggregate;
+}
+
+/**
+ * Ten rules, the one that allows the bench's call last: every request is matched against all
+ * ten (nine miss, on their method or their path), the costliest order for a client that passes.
+ */
+export const TEN_RULES = [
+  { methods: ['POST'], path: '/resources/json/service/session' },
+  { methods: ['GET'], path: '/resources/json/service/user/*' },
+  { methods: ['GET'], path: '/resources/json/service/database/**' },
+  { methods: ['GET', 'POST'], path: '/resources/json/delphix/**' },
+  { methods: ['DELETE'], path: '/resources/json/service/*' },
+  { methods: ['PUT', 'PATCH'], path: '/resources/json/service/*/**' },
+  { methods: ['GET'], path: '/api' },
+  { methods: ['GET'], path: '/resources/*/service/about' },
+  { methods: ['OPTIONS'], path: '/**' },
+  { methods: ['GET'], path: '/resources/json/service/**' },
+];
+
+/**
+ * Issue 39's row on gateway B (static upstream): the hot-path cost of permissions, as one
+ * client with 10 rules against the same client with none (alternating rounds, the rules set
+ * and removed by PUT through A between them and learnt by B through LISTEN). A client with
+ * rules is decided by the Lua access code (the nginx module leaves it to Lua,
+ * docs/decisions/20261128-permissions.md); one without is the module's hit.
+ */
+export async function measurePermissions(ctx: PhaseContext): Promise<PermissionsResult> {
+  const { a, b } = ctx.stack;
+  const manage = async (method: string, path: string, json: unknown) => {
+    const res = await http(`${a.url}${path}`, {
+      method,
+      headers: { Host: 'localhost', Authorization: `apk ${a.adminKey}` },
+      json,
+      tls: { ca: a.ca, servername: 'localhost' },
+    });
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);
+    return res.json as { api_key_id: number; token?: string };
+  };
+  const created = await manage('POST', CLIENTS_PATH, {
+    name: `bench-permissions-${Date.now()}`,
+    is_admin: false,
+    generate_api_key: true,
+  });
+  const id = created.api_key_id;
+  const setRules = async (rules: typeof TEN_RULES | null) => {
+    await manage('PUT', `${CLIENTS_PATH}/${id}`, { permissions: rules });
+    // B hears of the change through PostgreSQL's notification: give it a moment.
+    await new Promise((r) => setTimeout(r, 300));
+  };
+  const target = (name: string): Target => ({
+    name,
+    url: `${b.url}${BENCH_PATH}`,
+    headers: { Host: 'localhost', Authorization: `apk ${created.token}` },
+    authenticatedByA: false,
+  });
+  const restrictedTarget = target('fast 10 rules');
+  const unrestrictedTarget = target('fast no rules');
+  const runs = { restricted: [] as MeasuredRun[], unrestricted: [] as MeasuredRun[] };
+  const one = async (restricted: boolean, seconds: number) => {
+    await setRules(restricted ? TEN_RULES : null);
+    const run = await measure(
+      ctx,
+      restricted ? restrictedTarget : unrestrictedTarget,
+      seconds,
+      MAX_RATE,
+    );
+    const errors = errorCount(run);
+    if (errors > 0) throw new Error(`${errors} errors (a rule refused the bench's call?)`);
+    ctx.say(
+      `  ${restricted ? '10 rules' : 'no rules'} ${Math.round(run.rps)} req/s, p99 ${run.p99.toFixed(2)} ms`,
+    );
+    return run;
+  };
+  if (!ctx.options.quick) {
+    await one(true, ctx.options.warmupSeconds);
+    await one(false, ctx.options.warmupSeconds);
+  }
+  for (let round = 0; round < ctx.options.rounds; round += 1) {
+    for (const restricted of round % 2 === 0 ? [true, false] : [false, true]) {
+      (restricted ? runs.restricted : runs.unrestricted).push(
+        await one(restricted, ctx.options.seconds),
+      );
+    }
+  }
+  await setRules(null);
+  return {
+    restricted: aggregate(restrictedTarget.name, runs.restricted),
+    unrestricted: aggregate(unrestrictedTarget.name, runs.unrestricted),
+  };
+}
