@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { certificateProblems } from './certificate-check.js';
 import { LAYOUT } from './layout.js';
+import { moduleDirectiveProblems } from './module-placement.js';
 import { type NativePlaces, nativeConfProblems } from './native-home.js';
 import { findNginx, testNginxConfig } from './nginx-binary.js';
 import type { Settings } from './settings-schema.js';
@@ -52,6 +53,8 @@ export async function checkConfigDir(
     else contents.set(relative, text);
   }
   const defaultConf = contents.get(LAYOUT.defaultConf);
+  if (defaultConf !== undefined)
+    report.problems.push(...moduleDirectiveProblems(defaultConf, join(dir, LAYOUT.defaultConf)));
   if (options.native && defaultConf !== undefined)
     report.problems.push(...nativeConfProblems(defaultConf, options.native));
   const certificatePem = contents.get(LAYOUT.certificate);
