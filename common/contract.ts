@@ -420,6 +420,13 @@ export const KEY_TABLE = {
     /** Seconds the last full load took, and when it completed (Unix time). */
     loadSeconds: '#load_s',
     loadedAt: '#loaded_at',
+    /**
+     * A number that changes whenever any record does (set at each load to the load's Unix
+     * second × 10⁶, so never again to a value an earlier load had, then one up per apply that
+     * stores or deletes records): the nginx module keeps copies of the records it read in each
+     * worker and drops them all when it changes (docs/decisions/20261128-worker-record-copies.md).
+     */
+    version: '#version',
   },
   /** How long after the sidecar's last word an unknown id is still refused by nginx alone. */
   liveSeconds: 5,

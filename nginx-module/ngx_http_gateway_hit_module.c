@@ -21,6 +21,7 @@
 
 #include "gateway_contract.h"
 #include "ngx_http_gateway_hit_parse.h"
+#include "ngx_http_gateway_hit_records.h"
 #include "ngx_http_gateway_hit_usage.h"
 
 
@@ -417,21 +418,44 @@ ngx_http_gateway_hit_key_table(ngx_http_request_t *r, ngx_str_t *id, u_char *sec
 {
     u_char                           buf[NGX_HTTP_GATEWAY_HIT_RECORD_BUFFER];
     u_char                           digest[SHA256_DIGEST_LENGTH];
+    u_char                          *rec;
     size_t                           len;
+    double                           version;
+    ngx_int_t                        versioned;
     ngx_http_gateway_hit_str_t       key_id;
     ngx_http_gateway_hit_identity_t  identity;
 
-    len = ngx_http_gateway_hit_read_string(ngx_http_gateway_hit_key_table_zone, id->data,
-                                           id->len, buf);
-    if (len == 0) {
-        return 0;
+    /* This worker's copy of the record while the table has not changed since it was made;
+     * else the shared dict's, copied for the next request. */
+    versioned = ngx_http_gateway_hit_read_number(ngx_http_gateway_hit_key_table_zone,
+                                                 (u_char *) GW_KEY_TABLE_VERSION,
+                                                 sizeof(GW_KEY_TABLE_VERSION) - 1, &version);
+    if (versioned != NGX_OK) {
+        ngx_http_gateway_hit_records_forget();
+    }
+
+    if (versioned != NGX_OK
+        || !ngx_http_gateway_hit_records_find(id->data, id->len, version,
+                                              (const u_char **) &rec, &len))
+    {
+        len = ngx_http_gateway_hit_read_string(ngx_http_gateway_hit_key_table_zone, id->data,
+                                               id->len, buf);
+        if (len == 0) {
+            return 0;
+        }
+
+        if (versioned == NGX_OK) {
+            ngx_http_gateway_hit_records_keep(id->data, id->len, version, buf, len);
+        }
+
+        rec = buf;
     }
 
     ngx_http_gateway_hit_digest(secret, digest);
     key_id.data = id->data;
     key_id.len = id->len;
 
-    if (!ngx_http_gateway_hit_parse_key_table_record(buf, len, &key_id, digest,
+    if (!ngx_http_gateway_hit_parse_key_table_record(rec, len, &key_id, digest,
                                                ngx_http_gateway_hit_now(), &identity))
     {
         return 0;

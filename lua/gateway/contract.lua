@@ -122,6 +122,7 @@ return {
       max_id = "#max_id",
       load_seconds = "#load_s",
       loaded_at = "#loaded_at",
+      version = "#version",
     },
   },
   key_record = {

@@ -168,10 +168,14 @@ end
 function M.load(position)
   dict:flush_all()
   dict:flush_expired()
+  ngx.update_time()
+  -- The nginx module's copies of records are good while this stays as it is: a load starts it
+  -- at its second × 10⁶, above anything an earlier load reached (fewer than 10⁶ applies come
+  -- in a second), and every apply that changes records adds one (contract.key_table).
+  dict:set(STATE.version, math.floor(ngx.now()) * 1000000)
   dict:set(STATE.phase, "loading")
   dict:set(STATE.position, position)
   dict:set(STATE.records, 0)
-  ngx.update_time()
   dict:set(STATE.loaded_at, ngx.now())
   warned_full = false
 end
@@ -254,8 +258,19 @@ function M.apply(body, position, complete, trust_s)
     end
     changes[#changes + 1] = { id, bytes }
   end
-  for i = 1, #changes do
-    put(changes[i][1], changes[i][2])
+  -- Every change moves the version on once they are all made, even if one failed: the nginx
+  -- module's copies of records in each worker go (a copy made meanwhile is made at the old
+  -- version and goes with the others).
+  local applied, err = pcall(function()
+    for i = 1, #changes do
+      put(changes[i][1], changes[i][2])
+    end
+  end)
+  if #changes > 0 then
+    dict:incr(STATE.version, 1)
+  end
+  if not applied then
+    error(err)
   end
   if position then
     dict:set(STATE.position, position)

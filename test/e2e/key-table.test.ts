@@ -128,6 +128,37 @@ describe('two pairs on one database', () => {
     expect(await apiKeyQuestions(metricsUrl(b))).toBe(asked);
   }, 60_000);
 
+  test("a rotation and a deletion apply in every worker of the other pair: no worker's copy of the old record passes again", async () => {
+    // The module keeps each worker's copies of records (docs/decisions/20261128-worker-record-
+    // copies.md): every call below is a new TLS connection, so both workers serve them and
+    // both hold copies before each change.
+    const { id, token } = await newKey(a);
+    await sleep(100);
+    const hits = await moduleHits(b);
+    for (let i = 0; i < 30; i += 1) expect((await call(b, token)).status).toBe(200);
+    expect((await moduleHits(b)) - hits).toBe(30);
+
+    const rotated = await callStack(a, `${CLIENTS}/${id}/rotate`, {
+      method: 'POST',
+      headers: apk(a.adminKey),
+      json: { grace_period_seconds: 0 },
+    });
+    expect(rotated.status, rotated.text).toBe(200);
+    const fresh = (rotated.json as { token: string }).token;
+    await until(async () => (await call(b, token)).status === 401, 5_000, 'the old secret refused');
+    // Fewer than the id's failure budget (20): past it the answer would be 429.
+    for (let i = 0; i < 12; i += 1) expect((await call(b, token)).status).toBe(401);
+    for (let i = 0; i < 30; i += 1) expect((await call(b, fresh)).status).toBe(200);
+
+    await remove(a, id);
+    await until(
+      async () => (await call(b, fresh)).status === 401,
+      5_000,
+      'the deleted key refused',
+    );
+    for (let i = 0; i < 12; i += 1) expect((await call(b, fresh)).status).toBe(401);
+  }, 90_000);
+
   test('the feed cut and a client deleted at once: refused within a second of the feed coming back; known keys are not asked about again', async () => {
     const known = await keys(a, 20);
     const victim = await newKey(a);
