@@ -292,8 +292,10 @@ ngx_http_gateway_hit_decide(ngx_http_request_t *r)
 
 /* The request's headers, screened as lua/gateway/request_check.lua screens them or stricter:
  * HTTP/1's raw block (ngx_http_gateway_hit_screen_block), HTTP/2's decoded headers (HPACK has
- * no lines to screen: at most GW_MAX_HEADERS, no control byte but tab in a value). A block in
- * nginx's large header buffers, and any other version, is Lua's. */
+ * no lines to screen: at most GW_MAX_HEADERS, no control byte but tab in a value; a field whose
+ * name nginx does not take, `x.a`, `x_a`, `x(a` or a byte over 0x7f, it dropped without a word,
+ * and a name with upper case it refused). A block in nginx's large header buffers, and any
+ * other version, is Lua's. */
 static ngx_flag_t
 ngx_http_gateway_hit_clean_headers(ngx_http_request_t *r)
 {

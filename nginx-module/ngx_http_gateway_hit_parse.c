@@ -73,10 +73,13 @@ ngx_http_gateway_hit_token_char(u_char c)
 /*
  * HTTP/1's header block from the end of the request line to the end of what nginx parsed, as
  * nginx left it in its buffer, where it wrote a NUL over each name's colon and at each value's
- * end (over its CR, or its first trailing blank): every line a token, then the colon, then a
- * value that is not empty and has no control byte but tab; at most GW_MAX_HEADERS lines. The
- * Lua screen (lua/gateway/request_check.lua) refuses a line without a colon, a name that is not
- * a token and control bytes, and counts lines: this passes less (an empty value goes to Lua).
+ * end (over its CR, or its first trailing blank) of every line it kept: every line a token,
+ * then the colon, then a value that is not empty and has no control byte but tab; at most
+ * GW_MAX_HEADERS lines. The Lua screen (lua/gateway/request_check.lua) refuses a line without a
+ * colon, a name that is not a token and control bytes, and counts lines: this passes less. An
+ * empty value goes to Lua, and so does a line nginx dropped without a word (a name with other
+ * bytes than letters, digits and `-`, such as `X.A`, `X_A` or `X!A`: nginx neither refuses it
+ * nor writes its NULs, so its CR reads as a control byte here); Lua passes both, as nginx does.
  */
 int
 ngx_http_gateway_hit_screen_block(u_char *p, u_char *end)

@@ -11,6 +11,8 @@ import { startNativeStack } from '../support/native-stack.js';
 import { controlPost, moduleHits } from '../support/nginx-control.js';
 import { apk } from '../support/sidecar.js';
 import type { Stack } from '../support/stack.js';
+import { h2Raw } from './hostile/h2-raw.js';
+import { exchange, type RawTarget } from './hostile/raw-tls.js';
 
 // The nginx module's contract (docs/decisions/20261125-hit-in-c.md, "The contract"): it never
 // refuses, never overturns the Lua code, never passes what Lua would refuse. A native gateway
@@ -118,4 +120,66 @@ describe('the module decides once per request: it never overturns Lua', () => {
     expect((await call(token)).status).toBe(200);
     expect(await hits()).toBe(before + 1);
   }, 120_000);
+});
+
+async function target(): Promise<RawTarget> {
+  const tls = await gw.tls();
+  return { port: Number(new URL(gw.baseUrl).port), ca: tls.ca, servername: tls.servername };
+}
+
+/** One raw HTTP/1.1 request with `key` and `extra` header lines: its status. */
+async function rawHttp1(key: string, extra: string): Promise<number> {
+  const bytes = Buffer.from(
+    `GET /api HTTP/1.1\r\nHost: ${gw.fqdn}\r\nAuthorization: apk ${key}\r\n${extra}Connection: close\r\n\r\n`,
+    'latin1',
+  );
+  const answer = await exchange(await target(), bytes);
+  return answer.kind === 'http' ? answer.status : -1;
+}
+
+/** One HTTP/2 request with `key` and one more field, written as sent: its status. */
+async function rawHttp2(key: string, name: string): Promise<number> {
+  const answer = await h2Raw(await target(), [
+    [':method', 'GET'],
+    [':scheme', 'https'],
+    [':path', '/api'],
+    [':authority', gw.fqdn],
+    ['authorization', `apk ${key}`],
+    [name, '1'],
+  ]);
+  return 'status' in answer ? answer.status : -1;
+}
+
+// nginx drops header lines whose names it does not take (anything but letters, digits and `-`,
+// as underscores_in_headers is off) without refusing the request, over HTTP/1 and HTTP/2 alike
+// (the module's comments and decision record said it refused them). Both screens must answer
+// such a request as the other does: 200, the line never reaching the app. Each row: a fresh
+// key, its first request decided by Lua (the key not yet learnt), the second by whichever the
+// module leaves it to. Over HTTP/2 the module passes it (nginx kept only the fields it took);
+// over HTTP/1 it leaves it to Lua: a dropped line keeps its colon and CR in nginx's buffer,
+// without the NULs nginx writes into the lines it keeps, so the module's screen cannot tell
+// where its value ends.
+describe('header names nginx drops without a word: the module and Lua answer alike', () => {
+  test.each([
+    ['HTTP/1', 'X.A', 0],
+    ['HTTP/1', 'X_A', 0],
+    ['HTTP/1', 'X!A', 0],
+    ['HTTP/2', 'x(a', 1],
+    ['HTTP/2', 'x.a', 1],
+    ['HTTP/2', 'x_a', 1],
+    ['HTTP/2', 'x\xffa', 1],
+  ])(
+    '%s, a header named %j: 200 from Lua, then 200 (module hits: %i)',
+    async (version, name, moduleHits) => {
+      const { token } = await newKey();
+      const send = () =>
+        version === 'HTTP/1' ? rawHttp1(token, `${name}: 1\r\n`) : rawHttp2(token, name);
+      let before = await hits();
+      expect(await send()).toBe(200);
+      expect(await hits()).toBe(before);
+      before = await hits();
+      expect(await send()).toBe(200);
+      expect(await hits()).toBe(before + moduleHits);
+    },
+  );
 });
