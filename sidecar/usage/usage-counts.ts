@@ -24,6 +24,10 @@ const SECTION = /^([ux]) ([1-9][0-9]{0,11})$/;
  * count must not reach the table), and so are lines before any section.
  */
 export function parseUsageCounts(text: string): UsageCount[] {
+  // An nginx whose Lua code is older than the sidecar's (an upgrade under way) still answers
+  // JSON, `{"<unix start s>|<row>": [allowed, limited]}`: read it rather than lose the counts
+  // it has already deleted.
+  if (text.startsWith('{')) return fromJson(text);
   const byKey = new Map<string, UsageCount>();
   let kind: 'u' | 'x' | null = null;
   let at = 0;
@@ -52,4 +56,28 @@ export function parseUsageCounts(text: string): UsageCount[] {
     else entry.limited += value;
   }
   return [...byKey.values()];
+}
+
+const count = (v: unknown): v is number =>
+  typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+
+function fromJson(text: string): UsageCount[] {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return [];
+  const out: UsageCount[] = [];
+  for (const [key, value] of Object.entries(body)) {
+    const match = /^([1-9][0-9]{0,11})\|([1-9][0-9]{0,15})$/.exec(key);
+    if (!match || !Array.isArray(value) || value.length !== 2) continue;
+    const [allowed, limited] = value as unknown[];
+    const row = Number(match[2]);
+    if (!count(allowed) || !count(limited) || !Number.isSafeInteger(row)) continue;
+    if (allowed + limited === 0) continue;
+    out.push({ apiKeyId: row, at: Number(match[1]) * 1000, allowed, limited });
+  }
+  return out;
 }

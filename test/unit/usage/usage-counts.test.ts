@@ -37,6 +37,13 @@ describe('parseUsageCounts', () => {
     ]);
   });
 
+  test("an older nginx's JSON report is still read (an upgrade under way)", () => {
+    expect(
+      parseUsageCounts('{"1700000000|12":[3,1],"1700000000|7":[0,0],"bad":[1,1],"5|x":[1,2]}'),
+    ).toEqual([{ apiKeyId: 12, at: 1_700_000_000_000, allowed: 3, limited: 1 }]);
+    expect(parseUsageCounts('{not json')).toEqual([]);
+  });
+
   test('nothing to report is no counts', () => {
     expect(parseUsageCounts('')).toEqual([]);
   });
