@@ -22,6 +22,20 @@ import { otherOf } from './report/figure.js';
 import { bearerFirstSightFigure } from './report/key-table-figures.js';
 import { startStack } from './stack/setup.js';
 
+/** Sidecar B's bearer decisions so far: count and seconds (its /metrics histogram). */
+async function bearerDecisions(metricsUrl: string): Promise<{ count: number; seconds: number }> {
+  const text = await (await fetch(`${metricsUrl}/metrics`)).text();
+  const read = (series: string) => {
+    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+    return line ? Number(line.slice(series.length + 1)) : 0;
+  };
+  const name = 'gateway_auth_decision_duration_seconds';
+  return {
+    count: read(`${name}_count{method="bearer"}`),
+    seconds: read(`${name}_sum{method="bearer"}`),
+  };
+}
+
 const packageRoot = join(import.meta.dirname, '..', '..');
 
 async function main(): Promise<number> {
@@ -58,15 +72,20 @@ async function main(): Promise<number> {
       const chain = await measureIdleChain(relays, 2 * options.freshKeys);
       const chainCpu = await stop();
       stop = await cpuMeter(() => stack.roots());
+      const decided = await bearerDecisions(stack.b.metricsUrl);
       const bearer = await measureBearerFirstSight(ctx, options.freshKeys);
       const bearerCpu = await stop();
+      const after = await bearerDecisions(stack.b.metricsUrl);
+      const sidecarMs =
+        (1000 * (after.seconds - decided.seconds)) / Math.max(1, after.count - decided.count);
       const row = bearerFirstSightFigure(bearer, chain, bearerCpu);
       ratios.push(row.measured);
       say(
         `round ${round}: idle chain (4 relays) p50 ${chain.firstSight.p50.toFixed(2)} ms, ` +
           `p99 ${chain.firstSight.p99.toFixed(2)} ms; bearer first sight p50 ` +
           `${bearer.fresh.p50.toFixed(2)} ms, p99 ${bearer.fresh.p99.toFixed(2)} ms, max ` +
-          `${bearer.fresh.max.toFixed(2)} ms (failures ${bearer.failures}); ratio ` +
+          `${bearer.fresh.max.toFixed(2)} ms (failures ${bearer.failures}; sidecar B's decision ` +
+          `${sidecarMs.toFixed(3)} ms on average); ratio ` +
           `${row.measured} (target ${row.target}); other processes up to ` +
           `${otherOf(chainCpu, bearerCpu).toFixed(2)} cores`,
       );
