@@ -6,7 +6,7 @@ const report = process.env.CI_REPORT_DIR;
 /**
  * The sanitizer suite (docs/decisions/20261125-hit-in-c.md, "Fuzzed and sanitized"), part of
  * `npm test` after the main run: the module's libFuzzer targets for a bounded time each
- * (fuzz.test.ts), and the module's end-to-end files again with the module built with
+ * (fuzz.test.ts), and the module's end-to-end and integration files again with the module built with
  * AddressSanitizer and UndefinedBehaviorSanitizer, loaded into Debian's nginx (global-setup.ts);
  * any sanitizer report fails the file (no-reports.ts). Alone:
  *   npx vitest run --config test/sanitizers/vitest.config.ts
@@ -19,6 +19,7 @@ export default defineConfig({
       'test/e2e/hit-module.test.ts',
       'test/e2e/hit-module-contract.test.ts',
       'test/e2e/hostile-requests.test.ts',
+      'test/integration/generator/nginx-module-hits.test.ts',
     ],
     globalSetup: [
       'test/support/fresh-dist.ts',
