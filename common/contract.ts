@@ -443,7 +443,7 @@ export const KEY_TABLE = {
  * off or for ids it does not hold), tab-separated in this order: lua/gateway/keys.lua writes
  * and reads them, the nginx module reads them (both generated from this list). Hashes in hex,
  * times as Unix seconds, absent values empty; `limit` absent in a record stored before limits,
- * `permissions` for a client without rules (the module passes only records without them).
+ * `permissions` for a client without rules (the module checks them as Lua does).
  */
 export const LEARNT_KEY_FIELDS = [
   'created',
@@ -463,7 +463,7 @@ export const LEARNT_KEY_FIELDS = [
  * The fields of a cached decision (the decisions dict), tab-separated in this order:
  * lua/gateway/entry.lua writes and reads them, the nginx module reads them (both generated from
  * this list). `limit` absent in an entry stored before limits, `permissions` for a client
- * without rules (the module passes only entries without them).
+ * without rules (the module checks them as Lua does).
  */
 export const DECISION_FIELDS = [
   'created',
@@ -489,7 +489,9 @@ export const DECISION_FIELDS = [
  *   [1 byte n, n bytes: L in decimal, L bytes:
  *    the client's permissions in PERMISSIONS_TEXT]     when flags has `rules`
  *   the rest: the client's name, percent-encoded (as the identity header carries it)
- * A record with `rules` is never a hit of the nginx module: Lua decides its requests.
+ * The nginx module passes a client with `rules` only on a request they allow
+ * (ngx_http_gateway_hit_permits, the same matcher as lua/gateway/permissions.lua); any other
+ * request is Lua's, which refuses it.
  * A deleted client leaves a record of its own (flags `gone`, nothing after): its id is refused
  * by nginx alone for as long as the replica is trusted, a database outage included.
  */

@@ -9,6 +9,7 @@ import {
   MAX_REQUEST_HEADERS,
   NGINX_MODULE,
   NGINX_NAMES,
+  PERMISSIONS_TEXT,
   RATE_LIMIT_HEADERS,
   RATE_LIMIT_WINDOWS,
   TOGGLE_VARIABLES,
@@ -120,6 +121,11 @@ export function renderCContract(): string {
     `#define GW_RATE_LIMIT_STATE_HEADER ${cString(RATE_LIMIT_HEADERS.state)}`,
     `#define GW_RATE_LIMIT_POLICY_NAME ${cString(RATE_LIMIT_HEADERS.policyName)}`,
     `#define GW_ALLOWED_METHODS (${methods.join(' | ')})`,
+    // A rule's method bits (PERMISSIONS_TEXT): bit i is this list's method i.
+    `#define GW_PERMISSION_METHODS { ${Object.entries(PERMISSIONS_TEXT.methodBits)
+      .sort(([, a], [, b]) => a - b)
+      .map(([m]) => cString(m))
+      .join(', ')} }`,
     ...fieldIndexes('GW_KEY_FIELD', LEARNT_KEY_FIELDS),
     ...fieldIndexes('GW_DECISION_FIELD', DECISION_FIELDS),
     '',

@@ -521,6 +521,19 @@ ngx_http_gateway_hit_use(ngx_http_request_t *r, ngx_http_gateway_hit_identity_t 
     ngx_flag_t                        limited;
     ngx_http_gateway_hit_admission_t  a;
 
+    /* A client with permissions passes only a request its rules allow, on an origin-form
+     * target (an absolute-form one's path alone is in unparsed_uri); any other is Lua's, which
+     * refuses it (docs/decisions/20261128-permissions.md). */
+    if (identity->rules.len != 0
+        && (r->request_line.len <= r->method_name.len + 1
+            || r->request_line.data[r->method_name.len + 1] != '/'
+            || !ngx_http_gateway_hit_permits(identity->rules.data, identity->rules.len,
+                                             r->method_name.data, r->method_name.len,
+                                             r->unparsed_uri.data, r->unparsed_uri.len)))
+    {
+        return 0;
+    }
+
     limited = identity->limit.len != 0;
 
     if (limited && !ngx_http_gateway_hit_admit(identity, &a)) {

@@ -407,9 +407,6 @@ ngx_http_gateway_hit_parse_key_record(u_char *buf, size_t len, ngx_http_gateway_
     {
         return 0;  /* an unknown id, or a damaged record: Lua's */
     }
-    if (rec.len[F_PERMISSIONS] != 0) {
-        return 0;  /* a client with permissions: Lua judges its every request */
-    }
     out->created = ngx_http_gateway_hit_seconds(rec.data[F_CREATED], rec.len[F_CREATED]);
     if (out->created < 0) {
         return 0;
@@ -444,6 +441,8 @@ ngx_http_gateway_hit_parse_key_record(u_char *buf, size_t len, ngx_http_gateway_
     identity->is_admin.len = rec.len[F_IS_ADMIN];
     identity->limit.data = rec.data[F_LIMIT];
     identity->limit.len = rec.len[F_LIMIT];
+    identity->rules.data = rec.data[F_PERMISSIONS];
+    identity->rules.len = rec.len[F_PERMISSIONS];
     /* The key id is the client's row (lua/gateway/keys.lua). */
     identity->row = *id;
     identity->method.data = (u_char *) "apk";
@@ -485,8 +484,8 @@ ngx_http_gateway_hit_parse_key_table_record(u_char *buf, size_t len,
         return 0;
     }
     flags = buf[1];
-    if (flags & (GW_KEY_RECORD_GONE | GW_KEY_RECORD_RULES)) {
-        return 0;  /* a deleted client, or one with permissions: Lua's */
+    if (flags & GW_KEY_RECORD_GONE) {
+        return 0;  /* a deleted client: Lua refuses it */
     }
     p = buf + 2;
     end = buf + len;
@@ -533,6 +532,19 @@ ngx_http_gateway_hit_parse_key_table_record(u_char *buf, size_t len,
             return 0;
         }
     }
+    if (flags & GW_KEY_RECORD_RULES) {
+        /* the rules' length as text, then the rules */
+        if (!ngx_http_gateway_hit_table_field(&p, end, &text, &text_len)) {
+            return 0;
+        }
+        until = ngx_http_gateway_hit_seconds(text, text_len);
+        if (until < 1 || until != (double) (size_t) until || until > (double) (end - p)) {
+            return 0;
+        }
+        out->rules.data = p;
+        out->rules.len = (size_t) until;
+        p += out->rules.len;
+    }
     /* The key id is the client's row and its id; the rest of the record is its name. */
     out->client_id = *id;
     out->row = *id;
@@ -569,9 +581,6 @@ ngx_http_gateway_hit_parse_decision(u_char *buf, size_t len, ngx_http_gateway_hi
     {
         return 0;  /* a damaged entry: Lua's */
     }
-    if (rec.len[D_PERMISSIONS] != 0) {
-        return 0;  /* a client with permissions: Lua judges its every request */
-    }
     out->created = ngx_http_gateway_hit_seconds(rec.data[D_CREATED], rec.len[D_CREATED]);
     if (out->created < 0) {
         return 0;
@@ -588,6 +597,197 @@ ngx_http_gateway_hit_parse_decision(u_char *buf, size_t len, ngx_http_gateway_hi
     identity->row.len = rec.len[D_ROW];
     identity->limit.data = rec.data[D_LIMIT];
     identity->limit.len = rec.len[D_LIMIT];
+    identity->rules.data = rec.data[D_PERMISSIONS];
+    identity->rules.len = rec.len[D_PERMISSIONS];
     identity->counter = GW_CACHE_HIT_COUNTER;
     return 1;
+}
+
+
+/*
+ * A client's permissions (lua/gateway/permissions.lua, common/permissions.ts): 1 only when a
+ * rule lets `method` through on the path decided from the raw `target` ($request_uri). A target
+ * Lua would refuse as ambiguous, rules it would not parse, and anything this cannot hold (a path
+ * past PATH_MAX bytes or SEGMENTS_MAX segments) are 0: Lua's, which refuses or passes it
+ * itself. So the module passes only what Lua passes; the caller checks the absolute-form.
+ */
+#define NGX_HTTP_GATEWAY_HIT_PATH_MAX      4096
+#define NGX_HTTP_GATEWAY_HIT_SEGMENTS_MAX  128
+
+static const char *ngx_http_gateway_hit_rule_methods[] = GW_PERMISSION_METHODS;
+
+int
+ngx_http_gateway_hit_permits(const u_char *rules, size_t rules_len, const u_char *method,
+    size_t method_len, const u_char *target, size_t target_len)
+{
+    u_char        path[NGX_HTTP_GATEWAY_HIT_PATH_MAX], c, lit;
+    size_t        i, n = 0, plen = 0, nseg = 0, count, seen, seg_i, k;
+    size_t        seg_at[NGX_HTTP_GATEWAY_HIT_SEGMENTS_MAX + 1];
+    size_t        seg_len[NGX_HTTP_GATEWAY_HIT_SEGMENTS_MAX + 1];
+    unsigned      bit = 0, mask;
+    int           hi, lo, subtree, ok;
+    const u_char *p, *end, *pat, *pat_end, *q;
+
+    for (i = 0; i < sizeof(ngx_http_gateway_hit_rule_methods) / sizeof(char *); i++) {
+        if (strlen(ngx_http_gateway_hit_rule_methods[i]) == method_len
+            && memcmp(ngx_http_gateway_hit_rule_methods[i], method, method_len) == 0)
+        {
+            bit = 1u << i;
+        }
+    }
+    if (bit == 0 || target_len == 0 || target[0] != '/') {
+        return 0;
+    }
+
+    /* decidePath: the part before '?', decoded once; every refusal is Lua's */
+    for (i = 0; i < target_len && target[i] != '?'; i++) {
+        c = target[i];
+        if (c <= 0x20 || c == 0x7f || c == '\\' || c == ';' || c == '#') {
+            return 0;
+        }
+        if (c == '%') {
+            if (i + 2 >= target_len) {
+                return 0;
+            }
+            hi = ngx_http_gateway_hit_hex(target[i + 1]);
+            lo = ngx_http_gateway_hit_hex(target[i + 2]);
+            if (hi < 0 || lo < 0) {
+                return 0;
+            }
+            c = (u_char) (hi << 4 | lo);
+            if (c == '/' || c == '\\' || c == '.' || c == '%' || c < 0x20 || c == 0x7f) {
+                return 0;
+            }
+            i += 2;
+        }
+        if (plen == sizeof(path)) {
+            return 0;
+        }
+        path[plen++] = c;
+    }
+
+    /* its segments: no '.' or '..', no empty one but a trailing slash's */
+    seg_at[0] = 1;
+    for (i = 1; ; i++) {
+        if (i == plen || path[i] == '/') {
+            seg_len[nseg] = i - seg_at[nseg];
+            if ((seg_len[nseg] == 1 && path[seg_at[nseg]] == '.')
+                || (seg_len[nseg] == 2 && path[seg_at[nseg]] == '.'
+                    && path[seg_at[nseg] + 1] == '.'))
+            {
+                return 0;
+            }
+            nseg++;
+            if (i == plen) {
+                break;
+            }
+            if (seg_len[nseg - 1] == 0 || nseg == NGX_HTTP_GATEWAY_HIT_SEGMENTS_MAX) {
+                return 0;
+            }
+            seg_at[nseg] = i + 1;
+        }
+    }
+
+    /* PERMISSIONS_TEXT: <n>, then per rule ' ', two hex digits, the pattern. Every rule is
+     * read to the end, as Lua parses the whole text: rules it would not parse allow nothing. */
+    p = rules;
+    end = rules + rules_len;
+    if (p == end || *p < '0' || *p > '9' || (*p == '0' && p + 1 < end && p[1] != ' ')) {
+        return 0;
+    }
+    for (count = 0; p < end && *p >= '0' && *p <= '9'; p++) {
+        count = count * 10 + (size_t) (*p - '0');
+        if (count > 1000) {
+            return 0;
+        }
+    }
+    for (seen = 0; p < end; seen++) {
+        if (*p != ' ' || end - p < 4) {
+            return 0;
+        }
+        hi = ngx_http_gateway_hit_hex(p[1]);
+        lo = ngx_http_gateway_hit_hex(p[2]);
+        if (hi < 0 || lo < 0 || p[3] != '/') {
+            return 0;
+        }
+        mask = (unsigned) (hi << 4 | lo);
+        if (mask == 0) {
+            return 0;
+        }
+        pat = p + 3;
+        for (pat_end = pat; pat_end < end && *pat_end != ' '; pat_end++) { /* void */ }
+        p = pat_end;
+
+        /* "/" alone: the root only */
+        if (pat_end - pat == 1) {
+            if ((mask & bit) && nseg == 1 && seg_len[0] == 0) {
+                n = 1;
+            }
+            continue;
+        }
+
+        /* the pattern's segments, each checked; compared while this rule can still match */
+        ok = (mask & bit) != 0;
+        subtree = 0;
+        seg_i = 0;
+        for (q = pat + 1; ; q++) {
+            const u_char  *s = q;
+
+            while (q < pat_end && *q != '/') {
+                q++;
+            }
+            if (q == s) {
+                return 0;  /* an empty segment: not PERMISSIONS_TEXT */
+            }
+            if (q - s == 2 && s[0] == '*' && s[1] == '*') {
+                if (q != pat_end) {
+                    return 0;
+                }
+                subtree = 1;
+                break;
+            }
+            if (seg_i >= nseg) {
+                ok = 0;
+            }
+            if (q - s == 1 && s[0] == '*') {
+                ok = ok && seg_len[seg_i] != 0;
+            } else {
+                /* a literal, its bytes beyond ASCII as %XX */
+                k = 0;
+                while (s < q) {
+                    lit = *s;
+                    if (lit == '*') {
+                        return 0;
+                    }
+                    if (lit == '%') {
+                        if (q - s < 3) {
+                            return 0;
+                        }
+                        hi = ngx_http_gateway_hit_hex(s[1]);
+                        lo = ngx_http_gateway_hit_hex(s[2]);
+                        if (hi < 0 || lo < 0) {
+                            return 0;
+                        }
+                        lit = (u_char) (hi << 4 | lo);
+                        s += 2;
+                    }
+                    if (ok && (k >= seg_len[seg_i] || path[seg_at[seg_i] + k] != lit)) {
+                        ok = 0;
+                    }
+                    k++;
+                    s++;
+                }
+                ok = ok && k == seg_len[seg_i];
+            }
+            seg_i++;
+            if (q == pat_end) {
+                break;
+            }
+        }
+        if (ok && (subtree ? seg_i <= nseg : seg_i == nseg)) {
+            n = 1;
+        }
+    }
+    /* a rule set cut short or padded is not PERMISSIONS_TEXT: it allows nothing */
+    return n == 1 && seen == count;
 }

@@ -32,6 +32,7 @@ typedef struct {
     ngx_http_gateway_hit_str_t     method;       /* $client_auth_method */
     ngx_http_gateway_hit_str_t     row;          /* the client's row: usage and limits keys */
     ngx_http_gateway_hit_str_t     limit;        /* "<requests> <per_seconds>", or empty */
+    ngx_http_gateway_hit_str_t     rules;        /* PERMISSIONS_TEXT, or empty: no rules */
     const char                    *counter;      /* the metrics counter of this kind of hit */
 } ngx_http_gateway_hit_identity_t;
 
@@ -56,5 +57,7 @@ int ngx_http_gateway_hit_parse_key_table_record(u_char *buf, size_t len,
     ngx_http_gateway_hit_identity_t *out);
 int ngx_http_gateway_hit_parse_decision(u_char *buf, size_t len,
     ngx_http_gateway_hit_learnt_t *out);
+int ngx_http_gateway_hit_permits(const u_char *rules, size_t rules_len, const u_char *method,
+    size_t method_len, const u_char *target, size_t target_len);
 
 #endif

@@ -32,9 +32,8 @@ export const TEN_RULES = [
 /**
  * Issue 39's row on gateway B (static upstream): the hot-path cost of permissions, as one
  * client with 10 rules against the same client with none (alternating rounds, the rules set
- * and removed by PUT through A between them and learnt by B through LISTEN). A client with
- * rules is decided by the Lua access code (the nginx module leaves it to Lua,
- * docs/decisions/20261128-permissions.md); one without is the module's hit.
+ * and removed by PUT through A between them and learnt by B through LISTEN). Both are the
+ * nginx module's hits: it checks a client's rules itself (docs/decisions/20261128-permissions.md).
  */
 export async function measurePermissions(ctx: PhaseContext): Promise<PermissionsResult> {
   const { a, b } = ctx.stack;

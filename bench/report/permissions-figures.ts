@@ -37,7 +37,7 @@ export function permissionsFigure(result: Outcome<PermissionsResult>): RawFigure
     note:
       `${invalid(restricted.errors + unrestricted.errors)}the same client, its rules set and ` +
       `removed by PUT between rounds: with ${Math.round(restricted.rps)} req/s ` +
-      `(${perRound(restricted.runs)}, decided in Lua), without ${Math.round(unrestricted.rps)} ` +
-      `req/s (${perRound(unrestricted.runs)}, the nginx module's hit)`,
+      `(${perRound(restricted.runs)}), without ${Math.round(unrestricted.rps)} ` +
+      `req/s (${perRound(unrestricted.runs)}); both the nginx module's hits`,
   };
 }

@@ -4,7 +4,8 @@
 -- client_id and client_name are percent-encoded by the sidecar, so they never hold a tab. The
 -- rate limit ("<requests> <per_seconds>", gateway.ratelimit) is empty or absent for none. The
 -- permissions (gateway.permissions' text) are absent for a client without rules: its entry is
--- as before them, and the nginx module passes only entries without them.
+-- as before them. The nginx module reads the same field and passes a restricted client's
+-- request only when its rules allow it (ngx_http_gateway_hit_permits); the rest is this code's.
 local permissions = require("gateway.permissions")
 local ratelimit = require("gateway.ratelimit")
 

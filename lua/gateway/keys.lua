@@ -32,7 +32,7 @@ end
 --   client_name TAB hash TAB previous_hash [TAB rate limit [TAB permissions]]
 -- (hashes in hex; absent fields empty; the rate limit, gateway.ratelimit, absent in a record
 -- stored before limits existed; the permissions, gateway.permissions, absent for a client
--- without rules: the nginx module passes only records without them)
+-- without rules; the nginx module checks them as gateway.permissions does)
 function M.encode(created, rec)
   local fields = {
     string.format("%.3f", created),

@@ -2,8 +2,9 @@
  * libFuzzer target: what the module reads from shared memory, as any bytes could be there (a
  * damaged or hostile record must be Lua's, never a read outside it or a pass it does not
  * earn): a learnt key record (ngx_http_gateway_hit_parse_key_record), a key table record
- * (_parse_key_table_record) and a cached decision (_parse_decision). The input: a selector
- * byte, the secret's 32-byte digest, 4 bytes of "now" (s), then the record.
+ * (_parse_key_table_record), a cached decision (_parse_decision), and a client's permissions
+ * against a request target (_permits). The input: a selector byte, the secret's 32-byte digest,
+ * 4 bytes of "now" (s), then the record.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,30 +34,14 @@ check_identity(const ngx_http_gateway_hit_identity_t *id, const unsigned char *b
         abort();
     }
     /* everything else points into the record (or is the key id) */
-    if (!within(&id->client_name, buf, len) || !within(&id->limit, buf, len)) {
+    if (!within(&id->client_name, buf, len) || !within(&id->limit, buf, len)
+        || !within(&id->rules, buf, len))
+    {
         abort();
     }
     if (!within(&id->client_id, buf, len) && id->client_id.data != key_id->data) {
         abort();
     }
-}
-
-/* The tab-separated field `n` (from 0) of a record is absent or empty: a learnt record's or a
- * decision's permissions, which the module never passes (Lua judges a restricted client). */
-static int
-field_empty(const unsigned char *buf, size_t len, unsigned n)
-{
-    size_t  i, start = 0;
-
-    for (i = 0; i < len && n > 0; i++) {
-        if (buf[i] == '\t' && --n == 0) {
-            start = i + 1;
-        }
-    }
-    if (n > 0) {
-        return 1;
-    }
-    return start >= len || buf[start] == '\t';
 }
 
 int
@@ -80,7 +65,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rec = malloc(len ? len : 1);
     memcpy(rec, data + HEAD, len);
 
-    switch (data[0] % 3) {
+    switch (data[0] % 4) {
+    case 3:
+        /* permissions: the record is "<rules>\n<target>", the method the digest's first byte's */
+        {
+            static const char  *methods[] = { "GET", "HEAD", "POST", "DELETE", "TRACE" };
+            const char         *m = methods[digest[0] % 5];
+            unsigned char      *nl = memchr(rec, '\n', len);
+            size_t              rules_len = nl ? (size_t) (nl - rec) : len;
+            int                 r;
+
+            r = ngx_http_gateway_hit_permits(rec, rules_len, (const unsigned char *) m,
+                                             strlen(m), nl ? nl + 1 : rec + len,
+                                             nl ? len - rules_len - 1 : 0);
+            if (r != 0 && r != 1) {
+                abort();
+            }
+        }
+        break;
     case 0:
         if (ngx_http_gateway_hit_parse_key_record(rec, len, &id, digest, now, 3600000,
                                                   &learnt))
@@ -95,9 +97,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             {
                 abort();
             }
-            if (!field_empty(rec, len, 10)) {
-                abort();  /* a client with permissions */
-            }
         }
         break;
     case 1:
@@ -105,11 +104,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                                         &identity))
         {
             check_identity(&identity, rec, len, &id);
-            /* a record that passes: this version, not gone, without permissions, and one of
-             * its hashes the digest */
-            if (len < 2 || rec[0] != GW_KEY_RECORD_VERSION
-                || (rec[1] & (GW_KEY_RECORD_GONE | GW_KEY_RECORD_RULES)))
-            {
+            /* a record that passes: this version, not gone, and one of its hashes the digest */
+            if (len < 2 || rec[0] != GW_KEY_RECORD_VERSION || (rec[1] & GW_KEY_RECORD_GONE)) {
+                abort();
+            }
+            /* rules only with their flag */
+            if (identity.rules.len != 0 && !(rec[1] & GW_KEY_RECORD_RULES)) {
                 abort();
             }
             if (!(rec[1] & (GW_KEY_RECORD_KEY | GW_KEY_RECORD_PREVIOUS))) {
@@ -121,8 +121,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (ngx_http_gateway_hit_parse_decision(rec, len, &learnt)) {
             check_identity(&learnt.identity, rec, len, &id);
             if (!within(&learnt.identity.row, rec, len)
-                || !within(&learnt.identity.method, rec, len) || learnt.created < 0
-                || !field_empty(rec, len, 7))
+                || !within(&learnt.identity.method, rec, len) || learnt.created < 0)
             {
                 abort();
             }

@@ -359,10 +359,10 @@ describe('a bearer-token client', () => {
   });
 });
 
-describe('the nginx module never passes a restricted client', () => {
-  // One rule of each shape, a path it allows and one it does not. The module decides a seen
-  // key's hit without Lua; for a client with rules it must leave every request to Lua, whose
-  // answers are the ones above.
+describe('the nginx module and Lua decide a restricted client alike', () => {
+  // One rule of each shape, a path it allows and one it does not. The module passes a seen key
+  // without Lua only when its rules allow the request (ngx_http_gateway_hit_permits); every
+  // other request is Lua's, which refuses it. Which path decided is read from module_hit.
   const SHAPES: [string, string, string][] = [
     ['/', '/', '/api'],
     ['/**', '/api', '/api'],
@@ -375,29 +375,30 @@ describe('the nginx module never passes a restricted client', () => {
   ];
 
   test.each(SHAPES)(
-    '%s: Lua decides every request, the module none',
+    '%s: allowed requests are module hits, refused ones Lua’s 403',
     async (pattern, yes, no) => {
-      const { id, token } = await newClient([{ methods: ['GET', 'POST'], path: pattern }]);
-      // Warm: the key table already holds the record (created through this pair).
-      const hitsBefore = (await luaCounters()).module_hit ?? 0;
-      const answers: number[] = [];
-      for (let i = 0; i < 3; i += 1) {
-        answers.push((await call(token, yes)).status, (await call(token, no)).status);
-        answers.push((await call(token, yes, 'DELETE')).status);
-      }
-      for (let i = 0; i < answers.length; i += 3) {
-        expect(answers[i]).not.toBe(403);
-        expect(answers[i + 1]).toBe(pattern === '/**' ? answers[i] : 403);
-        expect(answers[i + 2]).toBe(403);
-      }
-      // Give the workers' counters a flush, then: not one module hit for this client's requests.
+      const { token } = await newClient([{ methods: ['GET', 'POST'], path: pattern }]);
+      // The key table already holds the record (created through this pair).
       await new Promise((r) => setTimeout(r, 1_200));
-      expect((await luaCounters()).module_hit ?? 0).toBe(hitsBefore);
-      // The same client without rules: the module passes it again (so the count above could move).
-      await manage('PUT', `${CLIENTS}/${id}`, { permissions: null });
-      await call(token, yes);
-      await call(token, yes);
-      expect(await counterReaches('module_hit', hitsBefore + 1)).toBeGreaterThan(hitsBefore);
+      const hitsBefore = (await luaCounters()).module_hit ?? 0;
+      const refusedBefore = (await luaCounters()).permission_refused ?? 0;
+      const bothAllowed = pattern === '/**';
+      for (let i = 0; i < 3; i += 1) {
+        expectPassed(await call(token, yes));
+        const other = await call(token, no);
+        if (bothAllowed) expectPassed(other);
+        else expectRefusal(other, 403, 'PERMISSION_DENIED');
+        expectRefusal(await call(token, yes, 'DELETE'), 403, 'PERMISSION_DENIED');
+        // An ambiguous spelling of the allowed path: never the module's, Lua's 400.
+        const tricky = await rawRequest(token, `${yes === '/' ? '' : yes}/./`);
+        expect(tricky.status).toBe(400);
+      }
+      const passed = bothAllowed ? 6 : 3;
+      expect(await counterReaches('module_hit', hitsBefore + passed)).toBe(hitsBefore + passed);
+      const refused = bothAllowed ? 3 : 6;
+      expect(await counterReaches('permission_refused', refusedBefore + refused)).toBe(
+        refusedBefore + refused,
+      );
     },
     30_000,
   );

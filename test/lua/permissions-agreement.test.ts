@@ -1,3 +1,4 @@
+import { execFile, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,10 +16,11 @@ import {
 import { type RunningNginx, startNginx } from '../integration/generator/support/nginx.js';
 import { freePort } from '../support/embedded-postgres.js';
 
-// The Lua matcher (lua/gateway/permissions.lua, inside the real nginx) against the TypeScript
-// definition (common/permissions.ts) on generated rule sets and request targets: the same
-// refusals, the same reasons, the same yes. The C module passes no restricted client at all
-// (test/e2e/permissions.test.ts checks that on every rule shape).
+// The Lua matcher (lua/gateway/permissions.lua, inside the real nginx) and the nginx module's
+// (ngx_http_gateway_hit_permits, compiled here with a small driver) against the TypeScript
+// definition (common/permissions.ts) on generated rule sets and request targets: Lua gives the
+// same refusals, the same reasons, the same yes; C the same yes (it leaves every refusal to
+// Lua). test/e2e/permissions.test.ts checks each rule shape on both paths through nginx.
 
 interface Case {
   text: string;
@@ -80,6 +82,59 @@ async function judgeInLua(cases: Case[]): Promise<Judged[]> {
   });
   expect(res.status).toBe(200);
   return (await res.json()) as Judged[];
+}
+
+/** Runs the module's matcher on each case: a driver over ngx_http_gateway_hit_parse.c. */
+async function permitsInC(cases: { text: string; method: string; target: string }[]) {
+  const driver = join(home, 'permits.c');
+  const exe = join(home, 'permits');
+  await writeFile(
+    driver,
+    `#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ngx_http_gateway_hit_parse.h"
+static size_t unhex(char *s, unsigned char *out) {
+  size_t n = 0;
+  for (; s[0] && s[1]; s += 2) { char b[3] = { s[0], s[1], 0 }; out[n++] = (unsigned char) strtol(b, NULL, 16); }
+  return n;
+}
+int main(void) {
+  static char line[1 << 16];
+  static unsigned char rules[1 << 15], method[16], target[1 << 14];
+  while (fgets(line, sizeof(line), stdin)) {
+    char *a = strtok(line, " \\n"), *b = strtok(NULL, " \\n"), *c = strtok(NULL, " \\n");
+    size_t rl = unhex(a, rules), ml = unhex(b, method), tl = unhex(c ? c : "", target);
+    printf("%d\\n", ngx_http_gateway_hit_permits(rules, rl, method, ml, target, tl));
+  }
+  return 0;
+}
+`,
+  );
+  const src = join(import.meta.dirname, '../../nginx-module');
+  await new Promise<void>((resolve, reject) =>
+    execFile(
+      'gcc',
+      ['-O1', '-I', src, join(src, 'ngx_http_gateway_hit_parse.c'), driver, '-lcrypto', '-o', exe],
+      (err, _out, stderr) => (err ? reject(new Error(stderr)) : resolve()),
+    ),
+  );
+  const hex = (s: string) => Buffer.from(s, 'latin1').toString('hex');
+  const input = cases.map((c) => `${hex(c.text)} ${hex(c.method)} ${hex(c.target)}\n`).join('');
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = spawn(exe);
+    let text = '';
+    child.stdout.on('data', (d: Buffer) => {
+      text += d.toString();
+    });
+    child.on('error', reject);
+    child.on('close', () => resolve(text));
+    child.stdin.end(input);
+  });
+  return out
+    .trim()
+    .split('\n')
+    .map((l) => l === '1');
 }
 
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -179,5 +234,20 @@ describe('the Lua matcher agrees with common/permissions.ts', () => {
     // The sample reaches every outcome, not only refusals.
     const outcomes = new Set(judged.map((j) => j.refused ?? 'allowed'));
     expect([...outcomes].sort()).toEqual(['allowed', 'ambiguous', 'denied']);
+
+    // The module: it checks the absolute-form itself (the request line), so origin-form only.
+    const origin = samples
+      .map(([, method, t, form], i) => ({ form, method, t, i }))
+      .filter((s) => s.form === 'origin');
+    const inC = await permitsInC(
+      origin.map((s) => ({ text: cases[s.i]!.text, method: s.method, target: s.t })),
+    );
+    expect(inC).toHaveLength(origin.length);
+    const cDisagreements = origin
+      .filter((s, j) => inC[j] !== (expected[s.i]!.refused === null))
+      .slice(0, 5)
+      .map((s) => ({ text: cases[s.i]!.text, method: s.method, target: s.t, ts: expected[s.i] }));
+    expect(cDisagreements).toEqual([]);
+    expect(inC.filter(Boolean).length).toBeGreaterThan(0);
   });
 });
