@@ -1063,6 +1063,7 @@ static void
 ngx_http_gateway_hit_exit_process(ngx_cycle_t *cycle)
 {
     ngx_http_gateway_hit_usage_release();
+    ngx_http_gateway_hit_records_release();
 }
 
 

@@ -131,6 +131,19 @@ ngx_http_gateway_hit_records_forget(void)
 }
 
 
+void
+ngx_http_gateway_hit_records_release(void)
+{
+    ngx_http_gateway_hit_records_forget();
+    free(ngx_http_gateway_hit_records_slots);
+    free(ngx_http_gateway_hit_records_arena);
+    ngx_http_gateway_hit_records_slots = NULL;
+    ngx_http_gateway_hit_records_nslots = 0;
+    ngx_http_gateway_hit_records_arena = NULL;
+    ngx_http_gateway_hit_records_arena_size = 0;
+}
+
+
 /* The key id's digits as a number; 0 for anything else (no id is 0). */
 static uint64_t
 ngx_http_gateway_hit_records_id(const u_char *id, size_t len)

@@ -25,6 +25,10 @@ void ngx_http_gateway_hit_records_keep(const u_char *id, size_t id_len, double v
 /* Drops every copy (the table has no version: dropped, or never loaded). */
 void ngx_http_gateway_hit_records_forget(void);
 
+/* Frees the index and the arena (the worker's exit: nginx unloads the module before the
+ * process ends, so memory still allocated would be a leak to LeakSanitizer, test/sanitizers). */
+void ngx_http_gateway_hit_records_release(void);
+
 /* Per worker: 10⁵ records of about 100 bytes take 10 MB, 10⁶ would take 100 MB; past this the
  * records not copied are read from the shared dict as before. */
 #define NGX_HTTP_GATEWAY_HIT_RECORDS_MAX_BYTES  (64u << 20)

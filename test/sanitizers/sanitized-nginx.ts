@@ -76,3 +76,8 @@ export function sanitizerReports(): { file: string; text: string }[] {
   }
   return files.map((file) => ({ file, text: readFileSync(join(REPORTS, file), 'utf8') }));
 }
+
+/** Removes the reports read (the directory stays, writable by nginx's workers). */
+export function clearSanitizerReports(): void {
+  for (const { file } of sanitizerReports()) rmSync(join(REPORTS, file), { force: true });
+}

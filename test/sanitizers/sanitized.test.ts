@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CONTROL, NGINX_MODULE } from '../../common/contract.js';
@@ -24,7 +24,15 @@ afterAll(() => gw?.stop());
 describe('the sanitized nginx', () => {
   test('its workers map the ASan runtime and the sanitized module, and it passes a cached decision through the module', async () => {
     const master = (await readFile(join(gw.nginx.runtimeDir, 'nginx.pid'), 'utf8')).trim();
-    const workers = execFileSync('pgrep', ['-P', master], { encoding: 'utf8' }).trim().split('\n');
+    const workers = (await readdir('/proc')).filter((pid) => {
+      try {
+        // The fourth field of /proc/<pid>/stat is the parent's pid (the name, in parentheses,
+        // has no space here: nginx).
+        return readFileSync(`/proc/${pid}/stat`, 'utf8').split(' ')[3] === master;
+      } catch {
+        return false;
+      }
+    });
     expect(workers.length).toBeGreaterThan(0);
     for (const pid of workers) {
       const maps = await readFile(`/proc/${pid}/maps`, 'utf8');

@@ -54,7 +54,8 @@ function sidecar(seen: SeenRequest, res: ServerResponse): void {
     record['X-Gateway-Previous-Key-Until'] = String(client.previous.until);
   }
   const current = match[2] === secretOf(id);
-  const inGrace = client.previous?.secret === match[2] && now < client.previous.until;
+  const previous = client.previous;
+  const inGrace = previous !== undefined && previous.secret === match[2] && now < previous.until;
   const expired = client.expiresAt !== undefined && now >= client.expiresAt;
   if ((current || inGrace) && !expired) {
     res.writeHead(204, record);
