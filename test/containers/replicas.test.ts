@@ -98,6 +98,45 @@ describe('three pairs on one database', () => {
     );
   });
 
+  test('a permissions change through pair 3 applies on pairs 1 and 2 on their next request; null restores everything', async () => {
+    const { id, token } = await newKey('pair-1', 'restricted-on-pair-3');
+    const put = (permissions: unknown) =>
+      stack.viaPair('pair-3', `${CLIENTS}/${id}`, {
+        method: 'PUT',
+        headers: apk(stack.adminKey),
+        json: { permissions },
+      });
+    const status = async (pair: Pair) =>
+      (await stack.viaPair(pair, '/api', { headers: apk(token) })).status;
+    for (const pair of ['pair-1', 'pair-2'] as const) expect(await status(pair)).toBe(200);
+    // A rule set without /api: refused by the others as soon as the notice reaches them.
+    expect((await put([{ methods: ['GET'], path: '/resources/json/service/**' }])).status).toBe(
+      200,
+    );
+    for (const pair of ['pair-1', 'pair-2'] as const) {
+      await until(`${pair} applies the rules`, async () => (await status(pair)) === 403, 2_000);
+      const refused = await stack.viaPair(pair, '/api', { headers: apk(token) });
+      expect((refused.json as { errors: { code: string }[] }).errors[0]?.code).toBe(
+        'PERMISSION_DENIED',
+      );
+    }
+    // Adding the rule back, then null: both pass again.
+    expect((await put([{ methods: ['GET'], path: '/api' }])).status).toBe(200);
+    for (const pair of ['pair-1', 'pair-2'] as const)
+      await until(
+        `${pair} applies the added rule`,
+        async () => (await status(pair)) === 200,
+        2_000,
+      );
+    expect((await put(null)).status).toBe(200);
+    for (const pair of ['pair-1', 'pair-2'] as const)
+      await until(
+        `${pair} lets everything through again`,
+        async () => (await status(pair)) === 200,
+        2_000,
+      );
+  });
+
   test('the README curl examples work through the balancer, which names every request', async () => {
     const created = await stack.viaBalancer(CLIENTS, {
       method: 'POST',
