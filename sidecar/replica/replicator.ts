@@ -165,8 +165,10 @@ export class KeyTableReplicator implements FeedFollower {
 
   /** Clients `ids` changed (created, updated, deleted): their records as they are now. */
   changed(ids: readonly number[]): Promise<void> {
-    // While loading, the load's own catch-up reads them; with no replica there is nothing to do.
-    if (this.phase !== 'complete' || ids.length === 0) return Promise.resolve();
+    // With no replica there is nothing to do. Otherwise queued, also while a load is under way:
+    // a change committed after the load's catch-up read is in no batch of it, and would be lost
+    // (the heartbeat then moves the position past it); queued, it runs once the load is done.
+    if (this.phase === 'off' || ids.length === 0) return Promise.resolve();
     return this.run(async () => {
       if (this.phase !== 'complete') return;
       const head = await this.feed.head();
