@@ -234,11 +234,12 @@ end
 -- This request against `perms`: nil when it passes; else "ambiguous" and why, or "denied".
 -- `request_line` tells an absolute-form target (nginx's $request_uri holds only its path).
 function M.judge(perms, method, request_line, target)
-  -- "GET http://host/x HTTP/1.1": the target starts right after the method and a space.
-  if byte(request_line, #method + 2) ~= 47 then
+  -- "GET http://host/x HTTP/1.1": the target starts right after the method and a space. A
+  -- request without a line or a target (none reaches here) is refused, never passed.
+  if byte(request_line or "", #method + 2) ~= 47 then
     return "ambiguous", "not_origin_form"
   end
-  local path, segs, n = M.decide_path(target)
+  local path, segs, n = M.decide_path(target or "")
   if not path then
     return "ambiguous", segs
   end
