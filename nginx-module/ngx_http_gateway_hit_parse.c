@@ -14,8 +14,9 @@
 
 /* A learnt key record's and a cached decision's fields: their order is the contract's
  * (common/contract.ts LEARNT_KEY_FIELDS, DECISION_FIELDS), which lua/gateway/keys.lua and
- * entry.lua write (test/lua/cases hold them to it). The rate limit and the permissions are the last, optional: absent from
- * a record stored before limits, and for a client without rules. */
+ * entry.lua write (test/lua/cases hold them to it). The rate limit and the permissions are
+ * the last, optional: absent from a record stored before limits, and for a client without
+ * rules. */
 #define F_CREATED        GW_KEY_FIELD_CREATED
 #define F_KIND           GW_KEY_FIELD_KIND
 #define F_EXPIRES_AT     GW_KEY_FIELD_EXPIRES_AT
