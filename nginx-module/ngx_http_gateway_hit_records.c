@@ -83,8 +83,10 @@ ngx_http_gateway_hit_records_keep(const u_char *id, size_t id_len, double versio
         return;  /* made at another version than the copies: not one of them */
     }
 
+    /* An empty record is no record (an absent one reads as 0 bytes); and with nothing kept yet
+     * the arena is NULL, where even adding 0 is undefined (found by fuzz_worker_tables). */
     key = ngx_http_gateway_hit_records_id(id, id_len);
-    if (key == 0) {
+    if (key == 0 || len == 0) {
         return;
     }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The nginx module's libFuzzer targets (nginx-module/fuzz/, docs/decisions/20261125-hit-in-c.md):
-# its pure parts (ngx_http_gateway_hit_parse.c) built with Debian's clang-14 and libFuzzer, with
+# its pure parts (ngx_http_gateway_hit_parse.c, the worker's tables in _records.c and _usage.c)
+# built with Debian's clang-14 and libFuzzer, with
 # AddressSanitizer and UndefinedBehaviorSanitizer, into build/fuzz/.
 #
 #   bash scripts/fuzz-nginx-module.sh build                # builds every target, lists them
@@ -14,7 +15,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SRC="$ROOT/nginx-module"
 OUT="$ROOT/build/fuzz"
-TARGETS=(fuzz_screen fuzz_api_key fuzz_records fuzz_limit)
+TARGETS=(fuzz_screen fuzz_api_key fuzz_records fuzz_limit fuzz_worker_tables)
 CC="${FUZZ_CC:-clang-14}"
 
 die() {
@@ -29,7 +30,8 @@ build() {
     # -fno-sanitize-recover: undefined behaviour stops the run like a crash does.
     "$CC" -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
       -fno-sanitize-recover=all -I"$SRC" \
-      "$SRC/ngx_http_gateway_hit_parse.c" "$SRC/fuzz/$target.c" -lcrypto -o "$OUT/$target.tmp"
+      "$SRC/ngx_http_gateway_hit_parse.c" "$SRC/ngx_http_gateway_hit_records.c" \
+      "$SRC/ngx_http_gateway_hit_usage.c" "$SRC/fuzz/$target.c" -lcrypto -o "$OUT/$target.tmp"
     mv "$OUT/$target.tmp" "$OUT/$target"
     printf '%s\n' "$OUT/$target"
   done
