@@ -1,9 +1,8 @@
-import { http } from '../../test/support/http.js';
 import { BENCH_PATH } from '../stack/engine-session.js';
-import { CLIENTS_PATH } from '../stack/setup.js';
 import { MAX_RATE } from '../wrk/lua.js';
 import { errorCount } from '../wrk/run.js';
 import { type Aggregate, aggregate } from './aggregate.js';
+import { benchClient } from './bench-client.js';
 import { type MeasuredRun, measure, type PhaseContext, type Target } from './context.js';
 
 export interface PermissionsResult {
@@ -36,32 +35,13 @@ export const TEN_RULES = [
  * nginx module's hits: it checks a client's rules itself (docs/decisions/20261128-permissions.md).
  */
 export async function measurePermissions(ctx: PhaseContext): Promise<PermissionsResult> {
-  const { a, b } = ctx.stack;
-  const manage = async (method: string, path: string, json: unknown) => {
-    const res = await http(`${a.url}${path}`, {
-      method,
-      headers: { Host: 'localhost', Authorization: `apk ${a.adminKey}` },
-      json,
-      tls: { ca: a.ca, servername: 'localhost' },
-    });
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);
-    return res.json as { api_key_id: number; token?: string };
-  };
-  const created = await manage('POST', CLIENTS_PATH, {
-    name: `bench-permissions-${Date.now()}`,
-    is_admin: false,
-    generate_api_key: true,
-  });
-  const id = created.api_key_id;
-  const setRules = async (rules: typeof TEN_RULES | null) => {
-    await manage('PUT', `${CLIENTS_PATH}/${id}`, { permissions: rules });
-    // B hears of the change through PostgreSQL's notification: give it a moment.
-    await new Promise((r) => setTimeout(r, 300));
-  };
+  const { b } = ctx.stack;
+  const client = await benchClient(ctx, 'bench-permissions');
+  const setRules = (rules: typeof TEN_RULES | null) => client.put({ permissions: rules });
   const target = (name: string): Target => ({
     name,
     url: `${b.url}${BENCH_PATH}`,
-    headers: { Host: 'localhost', Authorization: `apk ${created.token}` },
+    headers: { Host: 'localhost', Authorization: `apk ${client.token}` },
     authenticatedByA: false,
   });
   const restrictedTarget = target('fast 10 rules');

@@ -1,9 +1,8 @@
-import { http } from '../../test/support/http.js';
 import type { CpuSplit } from '../cpu-split.js';
 import { BENCH_PATH } from '../stack/engine-session.js';
-import { CLIENTS_PATH } from '../stack/setup.js';
 import { COUNT_STATUSES, MAX_RATE } from '../wrk/lua.js';
 import { type Aggregate, aggregate } from './aggregate.js';
+import { benchClient } from './bench-client.js';
 import { type MeasuredRun, measure, type PhaseContext, type Target } from './context.js';
 
 /** How long the accuracy run hammers a limit (the issue's 10 s; 2 s in a --quick run). */
@@ -32,32 +31,14 @@ export interface RateLimitResult {
  * many requests a client hammering a limit of a third of that rate gets through in 10 s.
  */
 export async function measureRateLimits(ctx: PhaseContext): Promise<RateLimitResult> {
-  const { a, b } = ctx.stack;
-  const manage = async (method: string, path: string, json: unknown) => {
-    const res = await http(`${a.url}${path}`, {
-      method,
-      headers: { Host: 'localhost', Authorization: `apk ${a.adminKey}` },
-      json,
-      tls: { ca: a.ca, servername: 'localhost' },
-    });
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);
-    return res.json as { api_key_id: number; token?: string };
-  };
-  const created = await manage('POST', CLIENTS_PATH, {
-    name: `bench-rate-limit-${Date.now()}`,
-    is_admin: false,
-    generate_api_key: true,
-  });
-  const id = created.api_key_id;
-  const setLimit = async (limit: { requests: number; per_seconds: number } | null) => {
-    await manage('PUT', `${CLIENTS_PATH}/${id}`, { rate_limit: limit });
-    // B hears of the change through PostgreSQL's notification: give it a moment.
-    await new Promise((r) => setTimeout(r, 300));
-  };
+  const { b } = ctx.stack;
+  const client = await benchClient(ctx, 'bench-rate-limit');
+  const setLimit = (limit: { requests: number; per_seconds: number } | null) =>
+    client.put({ rate_limit: limit });
   const target = (name: string): Target => ({
     name,
     url: `${b.url}${BENCH_PATH}`,
-    headers: { Host: 'localhost', Authorization: `apk ${created.token}` },
+    headers: { Host: 'localhost', Authorization: `apk ${client.token}` },
     authenticatedByA: false,
   });
   const limitedTarget = target('fast limit unmet');
