@@ -7,6 +7,7 @@
 #include <openssl/crypto.h>
 
 #include "gateway_contract.h"
+#include "ngx_http_gateway_hit_ids.h"
 #include "ngx_http_gateway_hit_parse.h"
 
 #define CR  '\r'
@@ -172,7 +173,7 @@ ngx_http_gateway_hit_parse_api_key(u_char *p, size_t len, ngx_http_gateway_hit_s
         p++;
     }
     id->len = p - id->data;
-    if (id->len > 15 || p >= end || *p != '.') {
+    if (id->len > NGX_HTTP_GATEWAY_HIT_ID_MAX_DIGITS || p >= end || *p != '.') {
         return 0;
     }
     *secret = ++p;

@@ -7,13 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ngx_http_gateway_hit_ids.h"
 #include "ngx_http_gateway_hit_records.h"
 
 #define NGX_HTTP_GATEWAY_HIT_RECORDS_MIN_SLOTS   4096u
 #define NGX_HTTP_GATEWAY_HIT_RECORDS_MAX_SLOTS   (1u << 21)
 #define NGX_HTTP_GATEWAY_HIT_RECORDS_MIN_ARENA   (256u << 10)
-/* 15 digits: every key id below 10^15, as the API-key parser admits. */
-#define NGX_HTTP_GATEWAY_HIT_RECORDS_MAX_DIGITS  15
 
 typedef struct {
     uint64_t                       id;       /* 0: empty (ids start at 1) */
@@ -21,7 +20,6 @@ typedef struct {
     uint32_t                       len;
 } ngx_http_gateway_hit_records_slot_t;
 
-static uint64_t ngx_http_gateway_hit_records_id(const u_char *id, size_t len);
 static ngx_http_gateway_hit_records_slot_t *ngx_http_gateway_hit_records_slot(
     ngx_http_gateway_hit_records_slot_t *slots, size_t n, uint64_t id);
 static int ngx_http_gateway_hit_records_grow_index(void);
@@ -53,7 +51,7 @@ ngx_http_gateway_hit_records_find(const u_char *id, size_t id_len, double versio
         return 0;
     }
 
-    key = ngx_http_gateway_hit_records_id(id, id_len);
+    key = ngx_http_gateway_hit_id_number(id, id_len);
     if (key == 0 || ngx_http_gateway_hit_records_used == 0) {
         return 0;
     }
@@ -85,7 +83,7 @@ ngx_http_gateway_hit_records_keep(const u_char *id, size_t id_len, double versio
 
     /* An empty record is no record (an absent one reads as 0 bytes); and with nothing kept yet
      * the arena is NULL, where even adding 0 is undefined (found by fuzz_worker_tables). */
-    key = ngx_http_gateway_hit_records_id(id, id_len);
+    key = ngx_http_gateway_hit_id_number(id, id_len);
     if (key == 0 || len == 0) {
         return;
     }
@@ -146,28 +144,6 @@ ngx_http_gateway_hit_records_release(void)
 }
 
 
-/* The key id's digits as a number; 0 for anything else (no id is 0). */
-static uint64_t
-ngx_http_gateway_hit_records_id(const u_char *id, size_t len)
-{
-    size_t    i;
-    uint64_t  n;
-
-    if (len == 0 || len > NGX_HTTP_GATEWAY_HIT_RECORDS_MAX_DIGITS || id[0] == '0') {
-        return 0;
-    }
-
-    n = 0;
-    for (i = 0; i < len; i++) {
-        if (id[i] < '0' || id[i] > '9') {
-            return 0;
-        }
-        n = n * 10 + (id[i] - '0');
-    }
-    return n;
-}
-
-
 /* The slot of `id`, or the empty slot where it goes (linear probing; n a power of two). */
 static ngx_http_gateway_hit_records_slot_t *
 ngx_http_gateway_hit_records_slot(ngx_http_gateway_hit_records_slot_t *slots, size_t n,
@@ -175,8 +151,7 @@ ngx_http_gateway_hit_records_slot(ngx_http_gateway_hit_records_slot_t *slots, si
 {
     size_t  i;
 
-    /* Fibonacci hashing: consecutive ids (how they are made) spread over the table. */
-    i = (size_t) ((id * 0x9E3779B97F4A7C15ull) >> 40) & (n - 1);
+    i = ngx_http_gateway_hit_id_slot(id, n);
     while (slots[i].id != 0 && slots[i].id != id) {
         i = (i + 1) & (n - 1);
     }

@@ -10,14 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ngx_http_gateway_hit_ids.h"
 #include "ngx_http_gateway_hit_usage.h"
 
 /* A worker passes at most some tens of thousands of requests a second, so this many distinct
  * clients between two takes is far above anything real; past it, the caller counts in the dict. */
 #define NGX_HTTP_GATEWAY_HIT_USAGE_MAX_SLOTS  (1u << 20)
 #define NGX_HTTP_GATEWAY_HIT_USAGE_MIN_SLOTS  1024u
-/* 15 digits: every key id below 10^15, as the API-key parser admits. */
-#define NGX_HTTP_GATEWAY_HIT_USAGE_MAX_DIGITS 15
 
 typedef struct {
     uint64_t                       row;      /* 0: empty (rows start at 1) */
@@ -38,20 +37,12 @@ static size_t                              ngx_http_gateway_hit_usage_cursor;
 int
 ngx_http_gateway_hit_usage_count(const u_char *row, size_t len)
 {
-    size_t                              i;
     uint64_t                            id;
     ngx_http_gateway_hit_usage_slot_t  *slot;
 
-    if (len == 0 || len > NGX_HTTP_GATEWAY_HIT_USAGE_MAX_DIGITS || row[0] == '0') {
+    id = ngx_http_gateway_hit_id_number(row, len);
+    if (id == 0) {
         return -1;
-    }
-
-    id = 0;
-    for (i = 0; i < len; i++) {
-        if (row[i] < '0' || row[i] > '9') {
-            return -1;
-        }
-        id = id * 10 + (row[i] - '0');
     }
 
     /* At most half full, so a probe always ends at an empty slot. */
@@ -159,8 +150,7 @@ ngx_http_gateway_hit_usage_find(ngx_http_gateway_hit_usage_slot_t *slots, size_t
 {
     size_t  i;
 
-    /* Fibonacci hashing: consecutive ids (how they are made) spread over the table. */
-    i = (size_t) ((row * 0x9E3779B97F4A7C15ull) >> 40) & (n - 1);
+    i = ngx_http_gateway_hit_id_slot(row, n);
     while (slots[i].row != 0 && slots[i].row != row) {
         i = (i + 1) & (n - 1);
     }
