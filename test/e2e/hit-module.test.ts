@@ -1,14 +1,14 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { CONTROL, NGINX_MODULE } from '../../common/contract.js';
+import { NGINX_MODULE } from '../../common/contract.js';
 import { http } from '../support/http.js';
 import { CLIENTS, createClient, uniqueName } from '../support/management.js';
 import { sample } from '../support/metrics-text.js';
 import type { NativeGatewayProcess } from '../support/native-gateway.js';
 import { startNativeStack } from '../support/native-stack.js';
+import { moduleHits as moduleHitsIn } from '../support/nginx-control.js';
 import { startProviderForGateway } from '../support/oidc-gateway-env.js';
 import type { TestOidcProvider } from '../support/oidc-provider.js';
 import { apk } from '../support/sidecar.js';
@@ -125,26 +125,8 @@ async function newKey(
   );
 }
 
-/** The hits the module passed so far (it adds to nginx's shared counter on each one). */
-function moduleHits(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { socketPath: join(gw.home, 'run/nginx-control.sock'), path: CONTROL.metrics },
-      (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => {
-          body += c.toString();
-        });
-        res.on('end', () => {
-          const counts = JSON.parse(body) as Record<string, number>;
-          resolve(counts.module_hit ?? 0);
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
+/** The hits the module passed so far (its own count of its "yes"). */
+const moduleHits = () => moduleHitsIn(gw.home);
 
 async function target(): Promise<RawTarget> {
   const tls = await gw.tls();

@@ -1,15 +1,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { CONTROL } from '../../common/contract.js';
 import { freshDatabase } from '../support/database.js';
 import { http } from '../support/http.js';
 import { CLIENTS, uniqueName } from '../support/management.js';
 import { sample } from '../support/metrics-text.js';
 import type { NativeGatewayProcess } from '../support/native-gateway.js';
 import { startNativeStack } from '../support/native-stack.js';
+import { luaCounters as luaCountersIn } from '../support/nginx-control.js';
 import { startProviderForGateway } from '../support/oidc-gateway-env.js';
 import type { TestOidcProvider } from '../support/oidc-provider.js';
 import { apk } from '../support/sidecar.js';
@@ -131,22 +130,7 @@ function expectRefusal(
 }
 
 /** nginx's Lua counters, from its control socket. */
-function luaCounters(): Promise<Record<string, number>> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { socketPath: join(gw.home, 'run/nginx-control.sock'), path: CONTROL.metrics },
-      (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => {
-          body += c.toString();
-        });
-        res.on('end', () => resolve(JSON.parse(body) as Record<string, number>));
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
+const luaCounters = () => luaCountersIn(gw.home);
 
 /** Counters are flushed from each worker about once a second: waits for `key` to reach `n`. */
 async function counterReaches(key: string, n: number): Promise<number> {
