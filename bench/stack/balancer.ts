@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { freePort } from '../../native/ports.js';
 import { ensureCommand } from '../wrk/install.js';
 import type { BenchGateway } from './gateway.js';
+import { spawnServer } from './nginx-process.js';
 
 /**
  * HAProxy (Debian 12's 2.6, run natively) in front of one gateway, as docker/balancer/haproxy.cfg
@@ -61,34 +60,17 @@ export async function startBalancer(
     cfg,
     balancerConfig(port, gateway.port, join(gateway.configDir, 'nginx/ssl/nginx.crt')),
   );
-  // Its own session, like the bench's other servers (bench/stack/nginx-process.ts: autogroups).
-  const child = spawn(haproxy, ['-db', '-f', cfg], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    detached: true,
-  });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString('utf8');
-  });
-  const exited = once(child, 'exit');
-  const running = () => child.exitCode === null && child.signalCode === null;
-  const stop = async () => {
-    if (!running()) return;
-    // SIGUSR1: a soft stop (connections finish); SIGKILL after 10 s.
-    child.kill('SIGUSR1');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
-  };
+  // Its own session, like the bench's other servers; SIGUSR1: a soft stop (connections finish).
+  const child = spawnServer(haproxy, ['-db', '-f', cfg], 'SIGUSR1');
   const deadline = Date.now() + 10_000;
   while (!(await listening(port))) {
-    if (!running() || Date.now() > deadline) {
-      await stop();
-      throw new Error(`haproxy did not listen on ${port}: ${stderr}`);
+    if (!child.running() || Date.now() > deadline) {
+      await child.stop();
+      throw new Error(`haproxy did not listen on ${port}: ${child.stderr()}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { url: `https://127.0.0.1:${port}`, pid: child.pid, stop };
+  return { url: `https://127.0.0.1:${port}`, pid: child.pid, stop: child.stop };
 }
 
 function listening(port: number): Promise<boolean> {

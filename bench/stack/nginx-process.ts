@@ -1,19 +1,29 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 
-/** An nginx the bench started itself (a baseline, the static upstream), in the foreground. */
-export interface NginxProcess {
+/** A server the bench started itself (a baseline nginx, the static upstream, HAProxy), in the foreground. */
+export interface ServerProcess {
   pid: number | undefined;
   running(): boolean;
-  /** What nginx wrote to stderr so far (start-up failures land here). */
+  /** What it wrote to stderr so far (start-up failures land here). */
   stderr(): string;
-  /** Graceful (SIGQUIT, as the runner stops its nginx), then SIGKILL after 10 s. */
+  /** Graceful (its soft-stop signal), then SIGKILL after 10 s. */
   stop(): Promise<void>;
 }
 
 /** Starts `nginx` with these arguments (`daemon off;` comes from the main nginx.conf). */
-export function spawnNginx(nginx: string, args: string[]): NginxProcess {
-  const child = spawn(nginx, args, {
+export function spawnNginx(nginx: string, args: string[]): ServerProcess {
+  // SIGQUIT: a graceful stop, as the runner stops its nginx.
+  return spawnServer(nginx, args, 'SIGQUIT');
+}
+
+/** Starts `command` in the foreground of its own session; `softStop` asks it to finish. */
+export function spawnServer(
+  command: string,
+  args: string[],
+  softStop: NodeJS.Signals,
+): ServerProcess {
+  const child = spawn(command, args, {
     stdio: ['ignore', 'ignore', 'pipe'],
     // Its own session, as the native runner starts the gateway's nginx (native/child.ts): with
     // the kernel's autogroup scheduling (on by default) each session is scheduled as one group,
@@ -35,7 +45,7 @@ export function spawnNginx(nginx: string, args: string[]): NginxProcess {
     stderr: () => stderr,
     async stop() {
       if (!running()) return;
-      child.kill('SIGQUIT');
+      child.kill(softStop);
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
       await exited;
       clearTimeout(timer);
