@@ -14,7 +14,9 @@ export default {
     // file changes (its other stages log and set headers, which no unit test pins).
     'sidecar/http/middleware.ts:22-42',
     'sidecar/oidc/algorithms.ts',
+    'sidecar/oidc/claims.ts',
     'sidecar/oidc/discovery.ts',
+    'sidecar/oidc/jws.ts',
     'sidecar/oidc/key-set.ts',
     'sidecar/oidc/token-errors.ts',
     'sidecar/oidc/verifier.ts',

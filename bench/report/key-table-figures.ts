@@ -193,7 +193,8 @@ export function bearerFirstSightFigure(
     ratio,
     note:
       `${invalid(r.failures)}${r.tokens} tokens issued by the provider beforehand, each presented ` +
-      `once to B, one at a time: p99 ${r.fresh.p99.toFixed(2)} ms, max ${r.fresh.max.toFixed(2)} ms, ` +
+      `once to B, one at a time, after ${r.warmupTokens} untimed others: ` +
+      `p99 ${r.fresh.p99.toFixed(2)} ms, max ${r.fresh.max.toFixed(2)} ms, ` +
       `against the 4 idle relays' p99 ${reference.toFixed(2)} ms (fast_idle_chain_p99); a seen ` +
       `key on the same connection: p99 ${r.seen.p99.toFixed(2)} ms`,
   };

@@ -1,23 +1,12 @@
 import type { OidcOptions } from '../auth/method-toggles.js';
+import { SCHEMES } from './jws.js';
 
 /**
- * Asymmetric JWS algorithms jose verifies. Anything else is refused before a key is looked
- * at: `none` proves nothing, and an HMAC (`HS*`) "verified" with a provider's *public* key
- * would let anyone who read that key forge tokens.
+ * Asymmetric JWS algorithms (jws.ts verifies each). Anything else is refused before a key is
+ * looked at: `none` proves nothing, and an HMAC (`HS*`) "verified" with a provider's *public*
+ * key would let anyone who read that key forge tokens.
  */
-const ASYMMETRIC = new Set([
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-  'Ed25519',
-]);
+const ASYMMETRIC = new Set(Object.keys(SCHEMES));
 
 /** Why `alg` may not be used, or null when it may. */
 export function algorithmRefusal(

@@ -1,10 +1,11 @@
+import { KeyObject } from 'node:crypto';
 import { createLocalJWKSet, type JSONWebKeySet, type JWK, type JWSHeaderParameters } from 'jose';
 import { CachedResource, type CachePolicy } from './cached-resource.js';
 import { KeyNotFoundError, ProviderError } from './errors.js';
 import type { ProviderHttp } from './provider-http.js';
 
 /** A jose resolver over one fetched key set: picks the key by `kid`, `alg`, `use`, `key_ops`. */
-export type KeyResolver = ReturnType<typeof createLocalJWKSet>;
+type KeyResolver = ReturnType<typeof createLocalJWKSet>;
 
 /**
  * A provider's signature keys (`jwks_uri`), cached; an unknown `kid` triggers at most one
@@ -28,32 +29,45 @@ export class ProviderKeySet {
     );
   }
 
-  /** A resolver that holds a key for `header`; KeyNotFoundError when the provider has none. */
-  async resolverFor(header: JWSHeaderParameters): Promise<KeyResolver> {
-    const cached = await this.keys.get();
-    if (await holdsKey(cached, header)) return cached;
+  /**
+   * The keys that may have signed a token with `header` (its `alg`, and its `kid` if any): one,
+   * or several when it names no `kid` and several fit. KeyNotFoundError when the provider has
+   * none; a published key jose cannot import is a fault (thrown as jose threw it).
+   */
+  async keysFor(header: JWSHeaderParameters): Promise<readonly KeyObject[]> {
+    const held = await candidates(await this.keys.get(), header);
+    if (held !== null) return held;
     try {
       // Within the cooldown this fetches nothing, and the keys below are the cached ones.
       await this.keys.refetch();
     } catch {
       throw new KeyNotFoundError(`${noKey(header)} (refreshing the key set failed)`);
     }
-    const fresh = await this.keys.get();
-    if (await holdsKey(fresh, header)) return fresh;
+    const fresh = await candidates(await this.keys.get(), header);
+    if (fresh !== null) return fresh;
     throw new KeyNotFoundError(noKey(header));
   }
 }
 
-async function holdsKey(resolver: KeyResolver, header: JWSHeaderParameters): Promise<boolean> {
+/** node:crypto's form of a key jose imported (the same object each time: node keeps it). */
+const asKeyObject = (key: CryptoKey): KeyObject => KeyObject.from(key);
+
+async function candidates(
+  resolver: KeyResolver,
+  header: JWSHeaderParameters,
+): Promise<readonly KeyObject[] | null> {
   try {
-    await resolver(header);
-    return true;
+    return [asKeyObject((await resolver(header)) as CryptoKey)];
   } catch (err) {
     const code = (err as { code?: string }).code;
-    if (code === 'ERR_JWKS_NO_MATCHING_KEY') return false;
-    // Several candidates (no `kid`): jwtVerify tries each of them itself.
-    if (code === 'ERR_JWKS_MULTIPLE_MATCHING_KEYS') return true;
-    throw err;
+    if (code === 'ERR_JWKS_NO_MATCHING_KEY') return null;
+    if (code !== 'ERR_JWKS_MULTIPLE_MATCHING_KEYS') throw err;
+    // Several candidates (no `kid`): jose hands them over as an iterator, leaving out those
+    // it cannot import.
+    const keys: KeyObject[] = [];
+    for await (const key of err as AsyncIterable<CryptoKey>) keys.push(asKeyObject(key));
+    if (keys.length === 0) throw new Error('none of the matching published keys can be imported');
+    return keys;
   }
 }
 

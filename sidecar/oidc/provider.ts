@@ -1,8 +1,9 @@
+import type { KeyObject } from 'node:crypto';
 import type { JWSHeaderParameters } from 'jose';
 import type { Logger } from '../log.js';
 import { CachedResource, type CachePolicy } from './cached-resource.js';
 import { discover, type ProviderMetadata } from './discovery.js';
-import { type KeyResolver, ProviderKeySet } from './key-set.js';
+import { ProviderKeySet } from './key-set.js';
 import type { ProviderHttp } from './provider-http.js';
 
 /** One provider as reached with one TLS setting: its discovery document and its keys. */
@@ -29,8 +30,8 @@ export class OidcProvider {
     return this.discovery.get();
   }
 
-  /** A key resolver for a token's header, from the key set the document names. */
-  keysFor(metadata: ProviderMetadata, header: JWSHeaderParameters): Promise<KeyResolver> {
+  /** The keys that may have signed a token with `header`, from the key set the document names. */
+  keysFor(metadata: ProviderMetadata, header: JWSHeaderParameters): Promise<readonly KeyObject[]> {
     // A refreshed document may name another key set; the old keys no longer count then.
     if (this.keySet?.jwksUri.href !== metadata.jwksUri.href) {
       this.keySet = new ProviderKeySet(
@@ -41,7 +42,7 @@ export class OidcProvider {
         this.backgroundError('key set'),
       );
     }
-    return this.keySet.resolverFor(header);
+    return this.keySet.keysFor(header);
   }
 
   private backgroundError(what: string) {

@@ -40,16 +40,22 @@ describe('ProviderKeySet', () => {
   test('a held kid resolves from one fetch', async () => {
     const e = endpoint(keys(A, B));
     const { set } = keySet(e.http);
-    const resolver = await set.resolverFor({ alg: 'ES256', kid: 'b' });
-    expect(await resolver({ alg: 'ES256', kid: 'b' })).toBeDefined();
-    await set.resolverFor({ alg: 'ES256', kid: 'a' });
+    const [held, ...more] = await set.keysFor({ alg: 'ES256', kid: 'b' });
+    expect(more).toEqual([]);
+    expect(held?.export({ format: 'jwk' })).toEqual({
+      kty: 'EC',
+      crv: 'P-256',
+      x: B.jwk.x,
+      y: B.jwk.y,
+    });
+    await set.keysFor({ alg: 'ES256', kid: 'a' });
     expect(e.fetches()).toBe(1);
   });
 
   test('an unknown kid refetches once; a rotated-in key is then found', async () => {
     const e = endpoint(keys(A), keys(A, B));
     const { set } = keySet(e.http);
-    await expect(set.resolverFor({ alg: 'ES256', kid: 'b' })).resolves.toBeTypeOf('function');
+    await expect(set.keysFor({ alg: 'ES256', kid: 'b' })).resolves.toHaveLength(1);
     expect(e.fetches()).toBe(2);
   });
 
@@ -57,7 +63,7 @@ describe('ProviderKeySet', () => {
     const e = endpoint(keys(A));
     const { set } = keySet(e.http);
     const kid = 'k'.repeat(70);
-    await expect(set.resolverFor({ alg: 'ES256', kid })).rejects.toThrow(
+    await expect(set.keysFor({ alg: 'ES256', kid })).rejects.toThrow(
       new KeyNotFoundError(
         `no key with kid ${JSON.stringify('k'.repeat(64))} at the identity provider`,
       ),
@@ -68,18 +74,18 @@ describe('ProviderKeySet', () => {
   test('within the cooldown an unknown kid costs no fetch', async () => {
     const e = endpoint(keys(A));
     const { set, advance } = keySet(e.http, 30_000);
-    await set.resolverFor({ alg: 'ES256', kid: 'a' });
-    await expect(set.resolverFor({ alg: 'ES256', kid: 'x' })).rejects.toThrow(KeyNotFoundError);
+    await set.keysFor({ alg: 'ES256', kid: 'a' });
+    await expect(set.keysFor({ alg: 'ES256', kid: 'x' })).rejects.toThrow(KeyNotFoundError);
     expect(e.fetches()).toBe(1);
     advance(30_000);
-    await expect(set.resolverFor({ alg: 'ES256', kid: 'x' })).rejects.toThrow(KeyNotFoundError);
+    await expect(set.keysFor({ alg: 'ES256', kid: 'x' })).rejects.toThrow(KeyNotFoundError);
     expect(e.fetches()).toBe(2);
   });
 
   test('a failing refetch: KeyNotFoundError that says so', async () => {
     const e = endpoint(keys(A), new ProviderError('key set failed: down'));
     const { set } = keySet(e.http);
-    await expect(set.resolverFor({ alg: 'ES256', kid: 'b' })).rejects.toThrow(
+    await expect(set.keysFor({ alg: 'ES256', kid: 'b' })).rejects.toThrow(
       new KeyNotFoundError(
         'no key with kid "b" at the identity provider (refreshing the key set failed)',
       ),
@@ -89,25 +95,53 @@ describe('ProviderKeySet', () => {
   test('no kid and no matching key: a message without a kid', async () => {
     const e = endpoint(keys(A));
     const { set } = keySet(e.http);
-    await expect(set.resolverFor({ alg: 'RS256' })).rejects.toThrow(
+    await expect(set.keysFor({ alg: 'RS256' })).rejects.toThrow(
       new KeyNotFoundError('no matching key at the identity provider'),
     );
   });
 
-  test('no kid and several candidates: the resolver is handed on (jose tries each)', async () => {
+  test("no kid and several candidates: all of them, in the set's order", async () => {
     const noKid = (k: typeof A) => ({ jwk: { ...k.jwk, kid: undefined } });
     const e = endpoint(keys(noKid(A), noKid(B)));
     const { set } = keySet(e.http);
-    await expect(set.resolverFor({ alg: 'ES256' })).resolves.toBeTypeOf('function');
+    const found = await set.keysFor({ alg: 'ES256' });
+    expect(found.map((k) => k.export({ format: 'jwk' }).x)).toEqual([A.jwk.x, B.jwk.x]);
     expect(e.fetches()).toBe(1);
+  });
+
+  test('several candidates of which one cannot be imported: the others', async () => {
+    const broken = { kty: 'EC', crv: 'P-256', x: 'AAAA', y: 'AAAA' };
+    const e = endpoint({ keys: [broken, { ...A.jwk, kid: undefined }] });
+    const { set } = keySet(e.http);
+    const found = await set.keysFor({ alg: 'ES256' });
+    expect(found.map((k) => k.export({ format: 'jwk' }).x)).toEqual([A.jwk.x]);
+  });
+
+  test('several candidates none of which can be imported: a fault, not a missing key', async () => {
+    const broken = { kty: 'EC', crv: 'P-256', x: 'AAAA', y: 'AAAA' };
+    const e = endpoint({ keys: [broken, { ...broken, x: 'BBBB' }] });
+    const { set } = keySet(e.http);
+    const failure = set.keysFor({ alg: 'ES256' });
+    await expect(failure).rejects.toThrow(
+      new Error('none of the matching published keys can be imported'),
+    );
+    await expect(failure).rejects.not.toBeInstanceOf(KeyNotFoundError);
+  });
+
+  test('the same key is the same object each time (made once)', async () => {
+    const e = endpoint(keys(A));
+    const { set } = keySet(e.http);
+    const [first] = await set.keysFor({ alg: 'ES256', kid: 'a' });
+    const [again] = await set.keysFor({ alg: 'ES256', kid: 'a' });
+    expect(again).toBe(first);
   });
 
   test('a published key jose cannot import is a fault, not a missing key', async () => {
     const e = endpoint({ keys: [{ kty: 'EC', crv: 'P-256', kid: 'a', x: 'AAAA', y: 'AAAA' }] });
     const { set } = keySet(e.http);
-    const failure = set.resolverFor({ alg: 'ES256', kid: 'a' });
-    await expect(failure).rejects.toThrow();
-    await expect(failure).rejects.not.toBeInstanceOf(KeyNotFoundError);
+    const failure = set.keysFor({ alg: 'ES256', kid: 'a' });
+    // As jose threw it (WebCrypto's import error), for the verifier to log.
+    await expect(failure).rejects.toMatchObject({ name: 'DataError', message: 'Invalid keyData' });
   });
 
   test.each([
@@ -117,7 +151,7 @@ describe('ProviderKeySet', () => {
   ])('a %s key in the set is never used', async (_what, jwk) => {
     const e = endpoint({ keys: [jwk] });
     const { set } = keySet(e.http);
-    await expect(set.resolverFor({ alg: 'ES256', kid: 'a' })).rejects.toThrow(KeyNotFoundError);
+    await expect(set.keysFor({ alg: 'ES256', kid: 'a' })).rejects.toThrow(KeyNotFoundError);
   });
 
   test.each([
@@ -128,7 +162,7 @@ describe('ProviderKeySet', () => {
   ])('%s: ProviderError', async (_what, body, message) => {
     const e = endpoint(body);
     const { set } = keySet(e.http);
-    await expect(set.resolverFor({ alg: 'ES256', kid: 'a' })).rejects.toThrow(
+    await expect(set.keysFor({ alg: 'ES256', kid: 'a' })).rejects.toThrow(
       new ProviderError(message),
     );
   });
@@ -136,6 +170,6 @@ describe('ProviderKeySet', () => {
   test('non-object members are dropped, the rest still used', async () => {
     const e = endpoint({ keys: [null, 'x', 5, A.jwk] });
     const { set } = keySet(e.http);
-    await expect(set.resolverFor({ alg: 'ES256', kid: 'a' })).resolves.toBeTypeOf('function');
+    await expect(set.keysFor({ alg: 'ES256', kid: 'a' })).resolves.toHaveLength(1);
   });
 });

@@ -264,6 +264,42 @@ describe('OidcBearerVerifier', () => {
     ]);
   });
 
+  test('a provider RSA key under 2048 bits: a fault, refused and logged', async () => {
+    const { createSign, generateKeyPairSync } = await import('node:crypto');
+    const small = generateKeyPairSync('rsa', { modulusLength: 1024 });
+    provider.state.jwks = {
+      keys: [{ ...small.publicKey.export({ format: 'jwk' }), kid: 'weak', use: 'sig' }],
+    };
+    // jose will not sign with such a key either: signed by hand.
+    const input = `${b64({ alg: 'RS256', kid: 'weak' })}.${b64({ iss: provider.issuer, sub: 'robot@idp', exp: NOW + 600 })}`;
+    const token = `${input}.${createSign('sha256').update(input).sign(small.privateKey).toString('base64url')}`;
+    expect(await outcome(token)).toBe('INVALID_TOKEN: token verification failed');
+    expect(lines).toEqual([
+      {
+        level: 'error',
+        message: 'unexpected error while verifying a bearer token; refused',
+        fields: { error: 'RS256 requires key modulusLength to be 2048 bits or larger' },
+      },
+    ]);
+  });
+
+  test('no kid, several keys published: the one that signed it is found', async () => {
+    const other = makeKey('k2');
+    provider.state.jwks = {
+      keys: [other.jwk, key.jwk].map((jwk) => ({ ...jwk, kid: undefined })),
+    };
+    const token = await provider.sign({ sub: 'robot@idp' }, NOW, { header: { kid: undefined } });
+    expect(
+      JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()),
+    ).not.toHaveProperty('kid');
+    expect(await outcome(token)).toBe('accepted');
+    const stray = await provider.sign({ sub: 'robot@idp' }, NOW, {
+      key: stranger,
+      header: { kid: undefined },
+    });
+    expect(await outcome(stray)).toBe('INVALID_TOKEN: signature verification failed');
+  });
+
   test('an algorithm the provider does not advertise: refused unless accept_unsupported_alg', async () => {
     provider.state.discovery = {
       issuer: provider.issuer,
