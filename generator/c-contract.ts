@@ -92,6 +92,7 @@ export function renderCContract(): string {
     `#define GW_KEY_TABLE_DICT ${cString(KEY_TABLE.dict)}`,
     `#define GW_KEY_TABLE_TRUSTED_UNTIL ${cString(KEY_TABLE.state.trustedUntil)}`,
     `#define GW_KEY_TABLE_VERSION ${cString(KEY_TABLE.state.version)}`,
+    `#define GW_KEY_TABLE_MAX_ID ${cString(KEY_TABLE.state.maxId)}`,
     `#define GW_KEY_RECORD_VERSION ${KEY_RECORD.version}`,
     `#define GW_KEY_RECORD_ADMIN ${KEY_RECORD.flags.admin}`,
     `#define GW_KEY_RECORD_KEY ${KEY_RECORD.flags.key}`,

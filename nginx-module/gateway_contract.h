@@ -16,6 +16,7 @@
 #define GW_KEY_TABLE_DICT "gateway_key_table"
 #define GW_KEY_TABLE_TRUSTED_UNTIL "#trusted_until"
 #define GW_KEY_TABLE_VERSION "#version"
+#define GW_KEY_TABLE_MAX_ID "#max_id"
 #define GW_KEY_RECORD_VERSION 1
 #define GW_KEY_RECORD_ADMIN 1
 #define GW_KEY_RECORD_KEY 2

@@ -20,6 +20,7 @@
 #include <math.h>
 
 #include "gateway_contract.h"
+#include "ngx_http_gateway_hit_ids.h"
 #include "ngx_http_gateway_hit_parse.h"
 #include "ngx_http_gateway_hit_records.h"
 #include "ngx_http_gateway_hit_usage.h"
@@ -422,7 +423,7 @@ ngx_http_gateway_hit_key_table(ngx_http_request_t *r, ngx_str_t *id, u_char *sec
     u_char                           digest[SHA256_DIGEST_LENGTH];
     u_char                          *rec;
     size_t                           len;
-    double                           version;
+    double                           version, max_id;
     ngx_int_t                        versioned;
     ngx_http_gateway_hit_str_t       key_id;
     ngx_http_gateway_hit_identity_t  identity;
@@ -440,6 +441,17 @@ ngx_http_gateway_hit_key_table(ngx_http_request_t *r, ngx_str_t *id, u_char *sec
         || !ngx_http_gateway_hit_records_find(id->data, id->len, version,
                                               (const u_char **) &rec, &len))
     {
+        /* An id above the largest one held is not held: Lua's, without a search of the whole
+         * table for it (what a flood of guessed ids would cost every request). */
+        if (ngx_http_gateway_hit_read_number(ngx_http_gateway_hit_key_table_zone,
+                                             (u_char *) GW_KEY_TABLE_MAX_ID,
+                                             sizeof(GW_KEY_TABLE_MAX_ID) - 1, &max_id)
+                != NGX_OK
+            || (double) ngx_http_gateway_hit_id_number(id->data, id->len) > max_id)
+        {
+            return 0;
+        }
+
         len = ngx_http_gateway_hit_read_string(ngx_http_gateway_hit_key_table_zone, id->data,
                                                id->len, buf);
         if (len == 0) {

@@ -128,18 +128,24 @@ function M.lookup(id, now)
   if not trusted or now >= trusted then
     return nil, false
   end
-  local value = dict:get(id)
-  if value then
-    local rec = M.decode(value, id)
-    return rec, false
+  -- An id above the largest one held is not held: no search of the whole table for it (what a
+  -- flood of guessed ids would cost every request). max_id is raised after a record is stored.
+  -- (No max_id, which a table with records always has: searched, as before.)
+  local n = tonumber(id)
+  local max = dict:get(STATE.max_id)
+  if not max or n <= max then
+    local value = dict:get(id)
+    if value then
+      local rec = M.decode(value, id)
+      return rec, false
+    end
   end
   local live = dict:get(STATE.live_until)
   if not live or now >= live or dict:get(STATE.full) then
     return nil, false
   end
   -- Just above the largest id held: maybe a client created on another pair a moment ago.
-  local n = tonumber(id)
-  local max = dict:get(STATE.max_id) or 0
+  max = max or 0
   return nil, not (n > max and n <= max + NEW_ID_BAND)
 end
 
