@@ -21,6 +21,8 @@ local usage = require("gateway.usage")
 
 local M = {}
 
+local bor = require("bit").bor
+local byte, find, sub = string.byte, string.find, string.sub
 local answers = contract.answers
 -- This worker's counters (gateway.metrics flushes them): one field increment per request.
 local counts = metrics.counts
@@ -94,14 +96,27 @@ end
 
 -- `apk <id>.<secret>` in the only shape a key is issued in (an id that is a safe integer, a
 -- 43-character base64url secret) -> id, secret. Anything else is the sidecar's to judge (it
--- says why it is malformed). PCRE, compiled once: a Lua pattern with captures cost 2 µs.
-local API_KEY = [[^[Aa][Pp][Kk] +([1-9][0-9]{0,14})\.([A-Za-z0-9_-]{43})\z]]
-local captures = {}
+-- says why it is malformed). Byte compares and finds without captures: every guessed key of a
+-- flood comes this way, and ngx.re.match with captures ran in LuaJIT's interpreter here (its
+-- capture loop aborts the trace): 1.6 µs a key against 0.4 µs.
+-- Agrees with the PCRE form ^[Aa][Pp][Kk] +([1-9][0-9]{0,14})\.([A-Za-z0-9_-]{43})\z (the
+-- Lua cases compare the two on random text).
+local SECRET_CHARS = 43
+local REST = "^[1-9]%d*%.[A-Za-z0-9_%-]+$"
 function M.parse_api_key(credential)
-  if not ngx.re.match(credential, API_KEY, "jo", nil, captures) then
+  local a, p, k, space = byte(credential, 1, 4)
+  -- `bor(x, 32)`: the letter in lower case (and no other byte maps to it).
+  if space ~= 32 or bor(a, 32) ~= 97 or bor(p, 32) ~= 112 or bor(k, 32) ~= 107 then
     return nil
   end
-  return captures[1], captures[2]
+  -- Past the spaces (a find, not a loop: a loop here stops LuaJIT compiling the caller).
+  local at = find(credential, "[^ ]", 5)
+  local dot = at and find(credential, ".", at, true)
+  if not dot or dot - at > 15 or #credential - dot ~= SECRET_CHARS
+      or not find(credential, REST, at) then
+    return nil
+  end
+  return sub(credential, at, dot - 1), sub(credential, dot + 1)
 end
 
 -- Step 2, deciding from memory: a request without a credential, an API key against its key

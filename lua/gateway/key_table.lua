@@ -115,6 +115,35 @@ function M.decode(value, id)
   return rec
 end
 
+-- The state lookups read, kept for one tick of nginx's clock (`now`: the same for every request
+-- of one pass of the event loop, as if they had all come at once) instead of four shared-dict
+-- reads a request: a flood of guessed ids above the largest id held is then decided from it
+-- alone. Any other absence is read afresh before it refuses (a replica dropped by another worker
+-- in this tick must not make a held client nobody's); this worker's own changes forget it.
+local seen_at, seen_trusted, seen_max, seen_live, seen_full
+local function forget()
+  seen_at = nil
+end
+
+local function read_state(now)
+  seen_at = now
+  seen_trusted = dict:get(STATE.trusted_until)
+  seen_max = dict:get(STATE.max_id)
+  seen_live = dict:get(STATE.live_until)
+  seen_full = dict:get(STATE.full)
+end
+
+-- Whether an absent id is nobody's by the state read at `now`: complete, trusted, live, has
+-- held every record it was sent, and the id not just above the largest held (maybe a client
+-- created on another pair a moment ago).
+local function nobody(n, now)
+  if not seen_live or now >= seen_live or seen_full then
+    return false
+  end
+  local max = seen_max or 0
+  return not (n > max and n <= max + NEW_ID_BAND)
+end
+
 -- What the replica says of key id `id` at Unix time `now`: the record it holds (a table for
 -- gateway.keys.verdict), or nil and whether that absence means "no client has this id" (true
 -- only while the replica is complete, trusted, live and has held every record it was sent, and
@@ -124,29 +153,28 @@ function M.lookup(id, now)
   if not dict then
     return nil, false
   end
-  local trusted = dict:get(STATE.trusted_until)
-  if not trusted or now >= trusted then
+  if seen_at ~= now then
+    read_state(now)
+  end
+  if not seen_trusted or now >= seen_trusted then
     return nil, false
   end
-  -- An id above the largest one held is not held: no search of the whole table for it (what a
-  -- flood of guessed ids would cost every request). max_id is raised after a record is stored.
-  -- (No max_id, which a table with records always has: searched, as before.)
+  -- An id above the largest one held is not held (max_id is raised after a record is stored):
+  -- no search of the whole table for it, what a flood of guessed ids would cost every request.
+  -- No max_id, which a table with records always has: searched, as before.
   local n = tonumber(id)
-  local max = dict:get(STATE.max_id)
-  if not max or n <= max then
-    local value = dict:get(id)
-    if value then
-      local rec = M.decode(value, id)
-      return rec, false
-    end
+  if seen_max and n > seen_max then
+    return nil, nobody(n, now)
   end
-  local live = dict:get(STATE.live_until)
-  if not live or now >= live or dict:get(STATE.full) then
+  local value = dict:get(id)
+  if value then
+    return M.decode(value, id), false
+  end
+  read_state(now)
+  if not seen_trusted or now >= seen_trusted then
     return nil, false
   end
-  -- Just above the largest id held: maybe a client created on another pair a moment ago.
-  max = max or 0
-  return nil, not (n > max and n <= max + NEW_ID_BAND)
+  return nil, nobody(n, now)
 end
 
 -- ---------------------------------------------------------------------------------------------
@@ -172,6 +200,7 @@ end
 -- A new load starting at feed `position`: everything held is dropped (nothing is decided from
 -- the replica until the load completes).
 function M.load(position)
+  forget()
   dict:flush_all()
   dict:flush_expired()
   ngx.update_time()
@@ -188,6 +217,7 @@ end
 
 -- The replica is dropped: nothing held, nothing decided from it.
 function M.drop()
+  forget()
   dict:flush_all()
   dict:flush_expired()
 end
@@ -252,6 +282,7 @@ end
 -- Returns the state, or nil and why ("empty": no load under way or done; "bad": a malformed
 -- line, then nothing was applied).
 function M.apply(body, position, complete, trust_s)
+  forget()
   local phase = dict:get(STATE.phase)
   if phase ~= "loading" and phase ~= "complete" then
     return nil, "empty"
