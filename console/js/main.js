@@ -92,16 +92,38 @@ function screenOf(a) {
   return signInScreen(a);
 }
 
+const CONFIG_ATTEMPTS = 3;
+
+/**
+ * The console's settings (config.json). A failed read is asked again: a browser aborts its
+ * fetches when the machine's network interfaces change (ERR_NETWORK_CHANGED), and a gateway
+ * restarting answers nothing for a moment. A 4xx is an answer, not asked again. Without its
+ * settings the console still offers key sign-in, the API decides, and it says why.
+ */
+async function readConfig() {
+  let problem = '';
+  for (let attempt = 1; attempt <= CONFIG_ATTEMPTS; attempt += 1) {
+    if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+    try {
+      const res = await fetch('/console/config.json', { credentials: 'omit', cache: 'no-store' });
+      if (res.ok) return await res.json();
+      problem = `HTTP ${res.status}`;
+      if (res.status < 500) break;
+    } catch (err) {
+      problem = err instanceof Error ? err.message : String(err);
+    }
+  }
+  app.message = {
+    kind: 'error',
+    text: `The console could not read its settings (${problem}): only key sign-in is offered. Reload to try again.`,
+  };
+  return { api_keys: true, oidc: null };
+}
+
 async function start() {
   // lit-html renders beside what is there: the static "Loading" text goes first.
   root.replaceChildren();
-  try {
-    const res = await fetch('/console/config.json', { credentials: 'omit', cache: 'no-store' });
-    if (res.ok) app.config = await res.json();
-  } catch {
-    // Without its settings the console can still offer key sign-in; the API decides.
-    app.config = { api_keys: true, oidc: null };
-  }
+  app.config = await readConfig();
   try {
     if (app.config.oidc && (await completeSignIn(app.config.oidc))) {
       await app.go('clients');

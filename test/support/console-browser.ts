@@ -29,6 +29,11 @@ export interface ConsoleBrowser {
   requests: SeenRequest[];
   /** Every console message and page error, to explain a failure (and to catch CSP reports). */
   consoleLog: string[];
+  /**
+   * The next `times` requests whose URL ends with `suffix` fail as a network failure in the
+   * browser (no answer reaches the page), as chromium's ERR_NETWORK_CHANGED does.
+   */
+  failNext(suffix: string, times: number): void;
   /** A full-page screenshot written to SCREENSHOTS/<name>.png. */
   screenshot(name: string): Promise<void>;
   close(): Promise<void>;
@@ -61,6 +66,7 @@ export async function openConsoleBrowser(names: string[] = []): Promise<ConsoleB
   await page.setViewport({ width: 1200, height: 800 });
   const requests: SeenRequest[] = [];
   const consoleLog: string[] = [];
+  const failures: { suffix: string; left: number }[] = [];
   await page.setRequestInterception(true);
   page.on('request', (request) => {
     requests.push({
@@ -69,7 +75,11 @@ export async function openConsoleBrowser(names: string[] = []): Promise<ConsoleB
       headers: request.headers(),
       body: request.postData() ?? '',
     });
-    void request.continue();
+    const failure = failures.find((f) => f.left > 0 && request.url().endsWith(f.suffix));
+    if (failure) {
+      failure.left -= 1;
+      void request.abort('internetdisconnected');
+    } else void request.continue();
   });
   page.on('console', (message) => consoleLog.push(`${message.type()}: ${message.text()}`));
   page.on('pageerror', (error) => consoleLog.push(`pageerror: ${String(error)}`));
@@ -83,6 +93,9 @@ export async function openConsoleBrowser(names: string[] = []): Promise<ConsoleB
     page,
     requests,
     consoleLog,
+    failNext(suffix, times) {
+      failures.push({ suffix, left: times });
+    },
     async screenshot(name) {
       await page.screenshot({
         path: join(SCREENSHOTS, `${name}.png`) as `${string}.png`,

@@ -128,8 +128,10 @@ export function consoleSuite(
     return created.json as { api_key_id: number; token: string };
   };
 
-  const open = async (): Promise<Page> => {
+  /** A new browser on the console; `failedConfigReads`: its first reads of config.json fail. */
+  const open = async (failedConfigReads = 0): Promise<Page> => {
     browser = await openConsoleBrowser([stack.fqdn, providerName]);
+    browser.failNext('/console/config.json', failedConfigReads);
     // Chromium aborts a navigation with ERR_NETWORK_CHANGED when the host's interfaces change
     // under it (a container engine adding or removing a bridge port, as the container suite
     // does between stacks): the browser's event, not the gateway's answer. Asked again, twice.
@@ -258,6 +260,27 @@ export function consoleSuite(
       expect((await call(CLIENTS)).status).toBe(401);
       expect((await call('/console')).status).toBe(401);
       expect((await call('/api')).status).toBe(401);
+    });
+
+    test('its settings read again after a network failure: OpenID Connect sign-in is still offered', async () => {
+      const page = await open(2);
+      await page.waitForSelector('#oidc-sign-in');
+      expect(await page.$('#key-sign-in')).not.toBeNull();
+      expect(await page.$('#message')).toBeNull();
+      const reads = browser!.requests.filter((r) => r.url.endsWith('/console/config.json'));
+      expect(reads).toHaveLength(3);
+    });
+
+    test('its settings unreadable: key sign-in is offered, and the console says why', async () => {
+      const page = await open(3);
+      await page.waitForSelector('#message.error');
+      expect(await page.$eval('#message', (m) => m.textContent)).toMatch(
+        /could not read its settings \(.+\): only key sign-in is offered/,
+      );
+      expect(await page.$('#key-sign-in')).not.toBeNull();
+      expect(await page.$('#oidc-sign-in')).toBeNull();
+      // Signing in with a key still works: the API decides.
+      await signInWithKey(page, stack.adminKey);
     });
 
     test('sign in with a key, sort and filter, create a client whose key works over HTTPS, then delete it', async () => {
