@@ -1,7 +1,18 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { RawTarget } from '../e2e/hostile/raw-tls.js';
 import { CLIENTS } from '../support/management.js';
+import {
+  ALLOWED_PREFIX,
+  expectEngineSaw,
+  expectH2Outcome,
+  expectOutcome,
+  H1_TRICKS,
+  READ_SERVICE,
+  rawRequest,
+  TRICKS,
+} from '../support/permission-tricks.js';
 import { PAIRS, type Pair, type ReplicasStack, startReplicas } from '../support/replicas-stack.js';
 import { apk } from '../support/sidecar.js';
 import { failures, type LoadTally, steadyLoad } from '../support/steady-load.js';
@@ -135,6 +146,58 @@ describe('three pairs on one database', () => {
         async () => (await status(pair)) === 200,
         2_000,
       );
+  });
+
+  describe("a restricted client's tricks, straight to one pair's nginx (the proxy image)", () => {
+    let token = '';
+    let target: RawTarget;
+    beforeAll(async () => {
+      const res = await stack.viaPair('pair-1', CLIENTS, {
+        method: 'POST',
+        headers: apk(stack.adminKey),
+        json: {
+          name: 'tricks',
+          is_admin: false,
+          generate_api_key: true,
+          permissions: READ_SERVICE,
+        },
+      });
+      expect(res.status, res.text).toBe(201);
+      token = (res.json as { token: string }).token;
+      target = { host: stack.address('pair-1'), port: 443, ca: stack.ca, servername: 'localhost' };
+    });
+    /** The paths the app logged for `ids`, once it has logged one allowed request sent after them. */
+    const engineSaw = async (ids: string[]): Promise<string[]> => {
+      const marker = await rawRequest(target, 'localhost', token, `${ALLOWED_PREFIX}/about`);
+      expectOutcome('allowed', marker.status, marker.body);
+      const seen = new Map<string, string>();
+      await until(
+        'the app logs the marker request',
+        async () => {
+          for (const line of (await stack.compose(['logs', '--no-color', 'app'])).split('\n')) {
+            if (!line.includes('"engine request"')) continue;
+            const entry = JSON.parse(line.slice(line.indexOf('{'))) as {
+              request_id?: string;
+              path: string;
+            };
+            if (entry.request_id) seen.set(entry.request_id, entry.path);
+          }
+          return seen.has(marker.id);
+        },
+        10_000,
+      );
+      return ids.filter((id) => seen.has(id)).map((id) => seen.get(id)!);
+    };
+
+    test.each([...TRICKS, ...H1_TRICKS])('HTTP/1.1: %s → %s', async (_, requestTarget, outcome) => {
+      const res = await rawRequest(target, 'localhost', token, requestTarget);
+      expectOutcome(outcome, res.status, res.body);
+      expectEngineSaw(await engineSaw([res.id]), outcome);
+    });
+
+    test.each(TRICKS)('HTTP/2: %s → %s', async (_, path, outcome) => {
+      await expectH2Outcome(target, 'localhost', token, path, outcome);
+    });
   });
 
   test('the README curl examples work through the balancer, which names every request', async () => {

@@ -11,11 +11,20 @@ import { startNativeStack } from '../support/native-stack.js';
 import { luaCounters as luaCountersIn } from '../support/nginx-control.js';
 import { startProviderForGateway } from '../support/oidc-gateway-env.js';
 import type { TestOidcProvider } from '../support/oidc-provider.js';
+import {
+  expectEngineSaw,
+  expectH2Outcome,
+  expectOutcome,
+  expectPassed,
+  H1_TRICKS,
+  READ_SERVICE,
+  rawRequest,
+  TRICKS,
+} from '../support/permission-tricks.js';
 import { apk } from '../support/sidecar.js';
 import type { Stack } from '../support/stack.js';
 import { callStack } from '../support/stack-http.js';
-import { h2 } from './hostile/h2.js';
-import { exchange, type RawTarget } from './hostile/raw-tls.js';
+import type { RawTarget } from './hostile/raw-tls.js';
 
 // Per-client permissions (docs/decisions/20261128-permissions.md) through a real native gateway:
 // nginx, its module, the sidecar, PostgreSQL and the engine behind. What reached the engine is
@@ -31,7 +40,6 @@ let target: RawTarget;
 
 const BEARER = 'svc-restricted';
 const ABOUT = '/resources/json/service/about';
-const READ_SERVICE = [{ methods: ['GET'], path: '/resources/json/service/**' }];
 
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'gw-e2e-perm-'));
@@ -103,19 +111,6 @@ async function reachedEngine(ids: string[], token: string, allowed: string): Pro
     seen = await engineSaw();
   }
   return ids.filter((i) => seen.has(i)).map((i) => seen.get(i)!);
-}
-
-/** The gateway's own refusals; the engine's answers (401 without its session, 404) are not. */
-const GATEWAY_CODES = ['PERMISSION_DENIED', 'AMBIGUOUS_PATH', 'BAD_REQUEST', 'INVALID_API_KEY'];
-
-/** Passed by the gateway: answered by the engine, whatever the engine said. */
-function expectPassed(res: { status: number; text: string }): void {
-  expect(res.status, res.text).not.toBe(403);
-  expect(res.status, res.text).not.toBe(400);
-  if (res.text.startsWith('{"errors"')) {
-    const code = (JSON.parse(res.text) as { errors: { code: string }[] }).errors[0]?.code;
-    expect(GATEWAY_CODES).not.toContain(code);
-  }
 }
 
 function expectRefusal(
@@ -374,7 +369,7 @@ describe('the nginx module and Lua decide a restricted client alike', () => {
         else expectRefusal(other, 403, 'PERMISSION_DENIED');
         expectRefusal(await call(token, yes, 'DELETE'), 403, 'PERMISSION_DENIED');
         // An ambiguous spelling of the allowed path: never the module's, Lua's 400.
-        const tricky = await rawRequest(token, `${yes === '/' ? '' : yes}/./`);
+        const tricky = await rawRequest(target, gw.fqdn, token, `${yes === '/' ? '' : yes}/./`);
         expect(tricky.status).toBe(400);
       }
       const passed = bothAllowed ? 6 : 3;
@@ -388,71 +383,6 @@ describe('the nginx module and Lua decide a restricted client alike', () => {
   );
 });
 
-// Tricks against a client allowed GET on /resources/json/service/** only, as raw request lines
-// over TLS (HTTP/1.1) and as HTTP/2 :path values. Each is refused (400 from Lua or from nginx
-// itself, 403) or reaches only an allowed path: what the engine saw is checked by request id.
-const ALLOWED_PREFIX = '/resources/json/service';
-type Outcome = 'allowed' | 'ambiguous' | 'denied' | 'nginx';
-const TRICKS: [string, string, Outcome][] = [
-  ['a plain allowed path', `${ALLOWED_PREFIX}/about`, 'allowed'],
-  [
-    'an allowed path with a query that looks like a path',
-    `${ALLOWED_PREFIX}/about?x=/../../api`,
-    'allowed',
-  ],
-  ['an allowed path, an unreserved letter encoded', `${ALLOWED_PREFIX}/%61bout`, 'allowed'],
-  ['a forbidden path', '/api', 'denied'],
-  ['a forbidden path, case changed', '/RESOURCES/json/service/about', 'denied'],
-  ['dot-dot out of the subtree', `${ALLOWED_PREFIX}/../../../api`, 'ambiguous'],
-  ['a dot segment inside the subtree', `${ALLOWED_PREFIX}/./about`, 'ambiguous'],
-  ['encoded dot-dot', `${ALLOWED_PREFIX}/%2e%2e/%2e%2e/%2e%2e/api`, 'ambiguous'],
-  ['mixed encoded dot-dot', `${ALLOWED_PREFIX}/.%2E/.%2e/x`, 'ambiguous'],
-  ['an encoded slash', `${ALLOWED_PREFIX}/..%2F..%2F..%2Fapi`, 'ambiguous'],
-  ['an encoded backslash', `${ALLOWED_PREFIX}/..%5C..%5Capi`, 'ambiguous'],
-  ['a raw backslash', `${ALLOWED_PREFIX}/..\\..\\api`, 'ambiguous'],
-  ['double encoding', `${ALLOWED_PREFIX}/%252e%252e/api`, 'ambiguous'],
-  ['a ; parameter', `${ALLOWED_PREFIX}/about;jsessionid=1`, 'ambiguous'],
-  ['..; (Tomcat)', `${ALLOWED_PREFIX}/..;/..;/api`, 'ambiguous'],
-  ['a merged slash', `/${ALLOWED_PREFIX}/about`, 'ambiguous'],
-  ['an inner empty segment', `${ALLOWED_PREFIX}//about`, 'ambiguous'],
-  ['an encoded NUL', `${ALLOWED_PREFIX}/about%00.json`, 'nginx'],
-  ['an encoded control byte', `${ALLOWED_PREFIX}/about%0d%0a`, 'ambiguous'],
-];
-// HTTP/1.1 only: forms HTTP/2 has no way to say.
-const H1_TRICKS: [string, string, Outcome][] = [
-  ['absolute-form to an allowed path', `https://gw.test${ALLOWED_PREFIX}/about`, 'ambiguous'],
-  ['absolute-form to a forbidden path', 'https://gw.test/api', 'ambiguous'],
-];
-
-async function rawRequest(token: string, requestTarget: string) {
-  const bytes = Buffer.from(
-    `GET ${requestTarget} HTTP/1.1\r\nHost: ${gw.fqdn}\r\nAuthorization: apk ${token}\r\nConnection: close\r\n\r\n`,
-    'latin1',
-  );
-  const answer = await exchange(target, bytes);
-  if (answer.kind !== 'http') throw new Error(`no HTTP answer: ${answer.kind}`);
-  return {
-    status: answer.status,
-    body: answer.body,
-    id: String(answer.headers['x-request-id'] ?? ''),
-  };
-}
-
-function expectOutcome(outcome: Outcome, status: number, body: string): void {
-  if (outcome === 'allowed') {
-    expectPassed({ status, text: body });
-    return;
-  }
-  const code = (JSON.parse(body) as { errors: { code: string }[] }).errors[0]?.code;
-  if (outcome === 'denied') expect([status, code]).toEqual([403, 'PERMISSION_DENIED']);
-  if (outcome === 'ambiguous') expect([status, code]).toEqual([400, 'AMBIGUOUS_PATH']);
-  // nginx refuses these itself before any access code (also for clients without rules).
-  if (outcome === 'nginx') expect([status, code]).toEqual([400, 'BAD_REQUEST']);
-  // The caller's path is never echoed back.
-  expect(body).not.toContain('service');
-  expect(body).not.toContain('/api');
-}
-
 describe('tricks against a restricted client (raw, over TLS)', () => {
   let token: string;
   beforeAll(async () => {
@@ -460,30 +390,12 @@ describe('tricks against a restricted client (raw, over TLS)', () => {
   });
 
   test.each([...TRICKS, ...H1_TRICKS])('HTTP/1.1: %s → %s', async (_, requestTarget, outcome) => {
-    const res = await rawRequest(token, requestTarget);
+    const res = await rawRequest(target, gw.fqdn, token, requestTarget);
     expectOutcome(outcome, res.status, res.body);
-    const seen = await reachedEngine([res.id], token, ABOUT);
-    if (outcome === 'allowed') {
-      expect(seen).toHaveLength(1);
-      expect(decodeURIComponent(seen[0]!).startsWith(`${ALLOWED_PREFIX}/`)).toBe(true);
-    } else {
-      expect(seen).toEqual([]);
-    }
+    expectEngineSaw(await reachedEngine([res.id], token, ABOUT), outcome);
   });
 
   test.each(TRICKS)('HTTP/2: %s → %s', async (_, path, outcome) => {
-    const answer = await h2(target, {
-      ':method': 'GET',
-      ':path': path,
-      ':authority': gw.fqdn,
-      authorization: `apk ${token}`,
-    });
-    if (answer.kind !== 'http') {
-      // nginx ends the stream on a :path it will not parse: refused, nothing reached the app.
-      expect(outcome).not.toBe('allowed');
-      return;
-    }
-    if (outcome === 'nginx' && answer.status === 400) return;
-    expectOutcome(outcome, answer.status, answer.body);
+    await expectH2Outcome(target, gw.fqdn, token, path, outcome);
   });
 });

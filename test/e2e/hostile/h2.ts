@@ -13,7 +13,7 @@ export function h2(
   body?: string,
 ): Promise<H2Answer> {
   return new Promise((resolve, reject) => {
-    const session = connect(`https://127.0.0.1:${target.port}`, {
+    const session = connect(`https://${target.host ?? '127.0.0.1'}:${target.port}`, {
       ca: target.ca,
       servername: target.servername,
     });

@@ -18,6 +18,8 @@ export type RawAnswer =
   | { kind: 'closed' };
 
 export interface RawTarget {
+  /** Where to connect: loopback unless given (a container's address). */
+  host?: string;
   port: number;
   ca: string;
   servername: string;
@@ -44,9 +46,9 @@ export function exchange(
   const timeoutMs = options.timeoutMs ?? 10_000;
   return new Promise((resolve, reject) => {
     const socket: Socket = options.plain
-      ? connectTcp({ host: '127.0.0.1', port: target.port })
+      ? connectTcp({ host: target.host ?? '127.0.0.1', port: target.port })
       : connect({
-          host: '127.0.0.1',
+          host: target.host ?? '127.0.0.1',
           port: target.port,
           servername: target.servername,
           ca: target.ca,
