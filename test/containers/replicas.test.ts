@@ -2,7 +2,6 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { RawTarget } from '../e2e/hostile/raw-tls.js';
-import { CLIENTS } from '../support/management.js';
 import {
   ALLOWED_PREFIX,
   expectEngineSaw,
@@ -12,7 +11,8 @@ import {
   READ_SERVICE,
   rawRequest,
   TRICKS,
-} from '../support/permission-tricks.js';
+} from '../e2e/permission-tricks.js';
+import { CLIENTS } from '../support/management.js';
 import { PAIRS, type Pair, type ReplicasStack, startReplicas } from '../support/replicas-stack.js';
 import { apk } from '../support/sidecar.js';
 import { failures, type LoadTally, steadyLoad } from '../support/steady-load.js';

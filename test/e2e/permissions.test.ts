@@ -11,6 +11,10 @@ import { startNativeStack } from '../support/native-stack.js';
 import { luaCounters as luaCountersIn } from '../support/nginx-control.js';
 import { startProviderForGateway } from '../support/oidc-gateway-env.js';
 import type { TestOidcProvider } from '../support/oidc-provider.js';
+import { apk } from '../support/sidecar.js';
+import type { Stack } from '../support/stack.js';
+import { callStack } from '../support/stack-http.js';
+import type { RawTarget } from './hostile/raw-tls.js';
 import {
   expectEngineSaw,
   expectH2Outcome,
@@ -20,11 +24,7 @@ import {
   READ_SERVICE,
   rawRequest,
   TRICKS,
-} from '../support/permission-tricks.js';
-import { apk } from '../support/sidecar.js';
-import type { Stack } from '../support/stack.js';
-import { callStack } from '../support/stack-http.js';
-import type { RawTarget } from './hostile/raw-tls.js';
+} from './permission-tricks.js';
 
 // Per-client permissions (docs/decisions/20261128-permissions.md) through a real native gateway:
 // nginx, its module, the sidecar, PostgreSQL and the engine behind. What reached the engine is
