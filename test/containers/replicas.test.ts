@@ -10,6 +10,7 @@ import {
   H1_TRICKS,
   READ_SERVICE,
   rawRequest,
+  reachedEngine,
   TRICKS,
 } from '../e2e/permission-tricks.js';
 import { CLIENTS } from '../support/management.js';
@@ -166,28 +167,17 @@ describe('three pairs on one database', () => {
       token = (res.json as { token: string }).token;
       target = { host: stack.address('pair-1'), port: 443, ca: stack.ca, servername: 'localhost' };
     });
-    /** The paths the app logged for `ids`, once it has logged one allowed request sent after them. */
-    const engineSaw = async (ids: string[]): Promise<string[]> => {
-      const marker = await rawRequest(target, 'localhost', token, `${ALLOWED_PREFIX}/about`);
-      expectOutcome('allowed', marker.status, marker.body);
-      const seen = new Map<string, string>();
-      await until(
-        'the app logs the marker request',
+    /** What the app saw of `ids`, once it has logged an allowed request sent after them. */
+    const engineSaw = (ids: string[]) =>
+      reachedEngine(
+        ids,
         async () => {
-          for (const line of (await stack.compose(['logs', '--no-color', 'app'])).split('\n')) {
-            if (!line.includes('"engine request"')) continue;
-            const entry = JSON.parse(line.slice(line.indexOf('{'))) as {
-              request_id?: string;
-              path: string;
-            };
-            if (entry.request_id) seen.set(entry.request_id, entry.path);
-          }
-          return seen.has(marker.id);
+          const marker = await rawRequest(target, 'localhost', token, `${ALLOWED_PREFIX}/about`);
+          expectOutcome('allowed', marker.status, marker.body);
+          return marker.id;
         },
-        10_000,
+        () => stack.compose(['logs', '--no-color', 'app']),
       );
-      return ids.filter((id) => seen.has(id)).map((id) => seen.get(id)!);
-    };
 
     test.each([...TRICKS, ...H1_TRICKS])('HTTP/1.1: %s → %s', async (_, requestTarget, outcome) => {
       const res = await rawRequest(target, 'localhost', token, requestTarget);

@@ -125,3 +125,38 @@ export function expectEngineSaw(seen: string[], outcome: Outcome): void {
     expect(seen).toEqual([]);
   }
 }
+
+/** The request ids the engine logged in `log` (its JSON lines, behind compose's prefix or not), with the path it saw. */
+function engineRequests(log: string): Map<string, string> {
+  const seen = new Map<string, string>();
+  for (const line of log.split('\n')) {
+    if (!line.includes('"engine request"')) continue;
+    const entry = JSON.parse(line.slice(line.indexOf('{'))) as {
+      request_id?: string;
+      path: string;
+    };
+    if (entry.request_id) seen.set(entry.request_id, entry.path);
+  }
+  return seen;
+}
+
+/**
+ * After `ids` were answered: sends one allowed request (`marker`, giving its request id) and
+ * waits until the engine's log (`readLog`) has it, so the engine has logged whatever reached it
+ * before. Returns the paths the engine saw for `ids`.
+ */
+export async function reachedEngine(
+  ids: string[],
+  marker: () => Promise<string>,
+  readLog: () => Promise<string>,
+): Promise<string[]> {
+  const id = await marker();
+  const deadline = Date.now() + 10_000;
+  let seen = engineRequests(await readLog());
+  while (!seen.has(id)) {
+    if (Date.now() > deadline) throw new Error('the engine never logged the marker request');
+    await new Promise((r) => setTimeout(r, 50));
+    seen = engineRequests(await readLog());
+  }
+  return ids.filter((i) => seen.has(i)).map((i) => seen.get(i)!);
+}

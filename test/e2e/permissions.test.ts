@@ -23,6 +23,7 @@ import {
   H1_TRICKS,
   READ_SERVICE,
   rawRequest,
+  reachedEngine as reachedEngineLog,
   TRICKS,
 } from './permission-tricks.js';
 
@@ -84,34 +85,17 @@ async function newClient(
 const call = (token: string, path: string, method = 'GET') =>
   callStack(gw, path, { method, headers: apk(token) });
 
-/** The request ids the engine logged, with the path it saw. */
-async function engineSaw(): Promise<Map<string, string>> {
-  const seen = new Map<string, string>();
-  for (const line of (await gw.logs('app')).split('\n')) {
-    if (!line.includes('"engine request"')) continue;
-    const entry = JSON.parse(line) as { request_id?: string; path: string };
-    if (entry.request_id) seen.set(entry.request_id, entry.path);
-  }
-  return seen;
-}
-
-/**
- * Sends one allowed request after `ids` were answered and waits until the engine logged it:
- * the engine has logged whatever reached it before. Returns what it saw of `ids`.
- */
-async function reachedEngine(ids: string[], token: string, allowed: string): Promise<string[]> {
-  const marker = await call(token, allowed);
-  expectPassed(marker);
-  const id = String(marker.headers['x-request-id']);
-  const deadline = Date.now() + 10_000;
-  let seen = await engineSaw();
-  while (!seen.has(id)) {
-    if (Date.now() > deadline) throw new Error('the engine never logged the marker request');
-    await new Promise((r) => setTimeout(r, 50));
-    seen = await engineSaw();
-  }
-  return ids.filter((i) => seen.has(i)).map((i) => seen.get(i)!);
-}
+/** What the engine saw of `ids`, once it has logged an allowed request sent after them. */
+const reachedEngine = (ids: string[], token: string, allowed: string) =>
+  reachedEngineLog(
+    ids,
+    async () => {
+      const marker = await call(token, allowed);
+      expectPassed(marker);
+      return String(marker.headers['x-request-id']);
+    },
+    () => gw.logs('app'),
+  );
 
 function expectRefusal(
   res: { status: number; json?: unknown; text: string },
