@@ -332,6 +332,14 @@ export const NGINX_MODULE = {
    */
   usageTaker: 'ngx_http_gateway_hit_usage_take',
   /**
+   * The module's C function the Lua access code asks first, with the request: 1 when the module
+   * found the request's API key id to be nobody's in the trusted, live key table (the state
+   * lua/gateway/key_table.lua's lookup reads), so Lua refuses it without reading the credential
+   * or the header block: no Lua string is made of a guessed key's bytes
+   * (docs/decisions/20261129-guessed-ids-in-c.md).
+   */
+  nobodyTeller: 'ngx_http_gateway_hit_nobody',
+  /**
    * The lua-nginx-module the module is built and tested against, as `ngx.config.ngx_lua_version`
    * counts it (0.10.23, Debian 12's): the module calls that module's private functions, declared
    * by hand. The Lua code hands its version over with the hashing key (the way resty.core pins
@@ -375,6 +383,8 @@ export const LUA_COUNTERS = {
   module_off:
     '1 while the nginx module is switched off: lua-nginx-module is not the version it was built and tested against (the error log says which); the Lua code decides every request',
   key_refused: 'an API key refused from a key record (wrong secret, unknown id or expired)',
+  module_nobody:
+    "an API key whose id the nginx module found to be nobody's in the key table, refused by Lua without reading the request (docs/decisions/20261129-guessed-ids-in-c.md); also counted as key_refused",
   budget_refused: 'a request answered 429 because a failure budget was spent',
   rate_limited: "a request answered 429 because its client's rate limit was reached",
   permission_refused:

@@ -146,6 +146,7 @@ export function renderLuaContract(): string {
     `  learnt_key_fields = { ${LEARNT_KEY_FIELDS.map(luaString).join(', ')} },`,
     `  decision_fields = { ${DECISION_FIELDS.map(luaString).join(', ')} },`,
     `  module_usage_taker = ${luaString(NGINX_MODULE.usageTaker)},`,
+    `  module_nobody_teller = ${luaString(NGINX_MODULE.nobodyTeller)},`,
     `  module_lua_version = ${NGINX_MODULE.luaModuleVersion},`,
     '  usage = {',
     `    allowed_prefix = ${luaString(USAGE_COUNTS.allowedPrefix)},`,

@@ -6,6 +6,7 @@
 #define GW_DIRECTIVE "gateway_hit"
 #define GW_HMAC_KEY_SETTER ngx_http_gateway_hit_set_hmac_key
 #define GW_USAGE_TAKER ngx_http_gateway_hit_usage_take
+#define GW_NOBODY_TELLER ngx_http_gateway_hit_nobody
 #define GW_LUA_MODULE_VERSION 10023
 #define GW_MODULE_OFF_COUNTER "module_off"
 #define GW_KEYS_DICT "gateway_keys"
@@ -17,6 +18,9 @@
 #define GW_KEY_TABLE_TRUSTED_UNTIL "#trusted_until"
 #define GW_KEY_TABLE_VERSION "#version"
 #define GW_KEY_TABLE_MAX_ID "#max_id"
+#define GW_KEY_TABLE_LIVE_UNTIL "#live_until"
+#define GW_KEY_TABLE_FULL "#full"
+#define GW_KEY_TABLE_NEW_ID_BAND 1000
 #define GW_KEY_RECORD_VERSION 1
 #define GW_KEY_RECORD_ADMIN 1
 #define GW_KEY_RECORD_KEY 2

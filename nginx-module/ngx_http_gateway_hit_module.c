@@ -80,7 +80,7 @@ typedef struct {
 
 
 static ngx_int_t ngx_http_gateway_hit_handler(ngx_http_request_t *r);
-static ngx_flag_t ngx_http_gateway_hit_decide(ngx_http_request_t *r);
+static ngx_flag_t ngx_http_gateway_hit_decide(ngx_http_request_t *r, ngx_flag_t *nobody);
 static ngx_flag_t ngx_http_gateway_hit_clean_headers(ngx_http_request_t *r);
 #if (NGX_HTTP_V2)
 static ngx_flag_t ngx_http_gateway_hit_clean_decoded(ngx_http_request_t *r);
@@ -88,8 +88,9 @@ static ngx_flag_t ngx_http_gateway_hit_clean_decoded(ngx_http_request_t *r);
 static ngx_flag_t ngx_http_gateway_hit_key_record(ngx_http_request_t *r, ngx_str_t *id,
     u_char *secret, ngx_int_t max_age_ms);
 static ngx_flag_t ngx_http_gateway_hit_key_table_trusted(void);
+static ngx_flag_t ngx_http_gateway_hit_no_client(ngx_str_t *id, double max_id);
 static ngx_flag_t ngx_http_gateway_hit_key_table(ngx_http_request_t *r, ngx_str_t *id,
-    u_char *secret);
+    u_char *secret, ngx_flag_t *nobody);
 static ngx_flag_t ngx_http_gateway_hit_cached(ngx_http_request_t *r, ngx_str_t *credential);
 static ngx_flag_t ngx_http_gateway_hit_use(ngx_http_request_t *r,
     ngx_http_gateway_hit_identity_t *identity);
@@ -201,10 +202,14 @@ static ngx_flag_t       ngx_http_gateway_hit_hmac_ready;
 static unsigned int     ngx_http_gateway_hit_lua_version;
 static ngx_flag_t       ngx_http_gateway_hit_on;
 
+/* A request's context when this module found its key id to be nobody's (GW_NOBODY_TELLER). */
+static u_char           ngx_http_gateway_hit_nobody_mark;
+
 
 static ngx_int_t
 ngx_http_gateway_hit_handler(ngx_http_request_t *r)
 {
+    ngx_flag_t                        nobody;
     ngx_http_gateway_hit_loc_conf_t  *glcf;
 
     glcf = ngx_http_get_module_loc_conf(r, ngx_http_gateway_hit_module);
@@ -217,23 +222,32 @@ ngx_http_gateway_hit_handler(ngx_http_request_t *r)
      * decided afresh, as Lua's own is.
      */
     if (glcf->enabled && ngx_http_get_module_ctx(r, ngx_http_gateway_hit_module) == NULL) {
-        if (ngx_http_gateway_hit_decide(r)) {
+        nobody = 0;
+        if (ngx_http_gateway_hit_decide(r, &nobody)) {
             /* What Lua's handler returns when its code ends without ngx.exit (access
              * granted). */
             return NGX_OK;
         }
 
-        /* Any non-NULL pointer: nothing is kept, only that the module has had its turn. */
-        ngx_http_set_ctx(r, &ngx_http_gateway_hit_module, ngx_http_gateway_hit_module);
+        /* Any non-NULL pointer: that the module has had its turn, and what it found for the
+         * Lua code to refuse (GW_NOBODY_TELLER). */
+        if (nobody) {
+            ngx_http_set_ctx(r, &ngx_http_gateway_hit_nobody_mark, ngx_http_gateway_hit_module);
+
+        } else {
+            ngx_http_set_ctx(r, &ngx_http_gateway_hit_module, ngx_http_gateway_hit_module);
+        }
     }
 
     return ngx_http_lua_access_handler(r);
 }
 
 
-/* 1: a hit, decided and used (variables set, counted); 0: the Lua code decides. */
+/* 1: a hit, decided and used (variables set, counted); 0: the Lua code decides, told by
+ * *nobody = 1 that the key id is nobody's (the rest of the request screened as Lua's
+ * request_check screens it, or stricter: refusing it as nobody's is all that is left). */
 static ngx_flag_t
-ngx_http_gateway_hit_decide(ngx_http_request_t *r)
+ngx_http_gateway_hit_decide(ngx_http_request_t *r, ngx_flag_t *nobody)
 {
     u_char                     *secret;
     ngx_int_t                   max_age_ms;
@@ -274,7 +288,7 @@ ngx_http_gateway_hit_decide(ngx_http_request_t *r)
      * key table (absent there: Lua's), else by its learnt key record alone (a record that does
      * not pass it is Lua's to refuse or ask about); anything else by the decision cache. */
     if (is_key && ngx_http_gateway_hit_key_table_trusted()) {
-        return ngx_http_gateway_hit_key_table(r, &id, secret);
+        return ngx_http_gateway_hit_key_table(r, &id, secret, nobody);
     }
 
     v = ngx_http_gateway_hit_variable(r, NGX_HTTP_GATEWAY_HIT_V_MAX_AGE);
@@ -414,16 +428,52 @@ ngx_http_gateway_hit_key_table_trusted(void)
 }
 
 
-/* An API key against its record in the key table (ngx_http_gateway_hit_parse_key_table_record):
- * a record that is absent, damaged or does not pass is Lua's to refuse. */
+/* Whether key id `id`, which the trusted key table does not hold, is nobody's, as
+ * lua/gateway/key_table.lua's nobody() says (read now, not once a tick): the sidecar said the
+ * feed was live within key_table's live seconds, the table has held every record it was sent,
+ * and the id is not just above the largest held `max_id` (maybe a client created on another
+ * pair a moment ago). */
 static ngx_flag_t
-ngx_http_gateway_hit_key_table(ngx_http_request_t *r, ngx_str_t *id, u_char *secret)
+ngx_http_gateway_hit_no_client(ngx_str_t *id, double max_id)
+{
+    double  live_until, full, n;
+
+    if (ngx_http_gateway_hit_read_number(ngx_http_gateway_hit_key_table_zone,
+                                         (u_char *) GW_KEY_TABLE_LIVE_UNTIL,
+                                         sizeof(GW_KEY_TABLE_LIVE_UNTIL) - 1, &live_until)
+            != NGX_OK
+        || ngx_http_gateway_hit_now() >= live_until)
+    {
+        return 0;
+    }
+
+    /* Full is `true` when present: anything but absent is a table that may lack a client. */
+    if (ngx_http_gateway_hit_read_number(ngx_http_gateway_hit_key_table_zone,
+                                         (u_char *) GW_KEY_TABLE_FULL,
+                                         sizeof(GW_KEY_TABLE_FULL) - 1, &full)
+        != NGX_DECLINED)
+    {
+        return 0;
+    }
+
+    n = (double) ngx_http_gateway_hit_id_number(id->data, id->len);
+
+    return !(n > max_id && n <= max_id + GW_KEY_TABLE_NEW_ID_BAND);
+}
+
+
+/* An API key against its record in the key table (ngx_http_gateway_hit_parse_key_table_record):
+ * a record that is absent, damaged or does not pass is Lua's to refuse; *nobody = 1 for an id
+ * the table does not hold and nobody has (ngx_http_gateway_hit_no_client). */
+static ngx_flag_t
+ngx_http_gateway_hit_key_table(ngx_http_request_t *r, ngx_str_t *id, u_char *secret,
+    ngx_flag_t *nobody)
 {
     u_char                           buf[NGX_HTTP_GATEWAY_HIT_RECORD_BUFFER];
     u_char                           digest[SHA256_DIGEST_LENGTH];
     u_char                          *rec;
     size_t                           len;
-    double                           version, max_id;
+    double                           version, max_id, probe;
     ngx_int_t                        versioned;
     ngx_http_gateway_hit_str_t       key_id;
     ngx_http_gateway_hit_identity_t  identity;
@@ -441,20 +491,30 @@ ngx_http_gateway_hit_key_table(ngx_http_request_t *r, ngx_str_t *id, u_char *sec
         || !ngx_http_gateway_hit_records_find(id->data, id->len, version,
                                               (const u_char **) &rec, &len))
     {
-        /* An id above the largest one held is not held: Lua's, without a search of the whole
-         * table for it (what a flood of guessed ids would cost every request). */
+        /* An id above the largest one held is not held: not searched for (what a flood of
+         * guessed ids would cost every request). A table without a largest id is Lua's. */
         if (ngx_http_gateway_hit_read_number(ngx_http_gateway_hit_key_table_zone,
                                              (u_char *) GW_KEY_TABLE_MAX_ID,
                                              sizeof(GW_KEY_TABLE_MAX_ID) - 1, &max_id)
-                != NGX_OK
-            || (double) ngx_http_gateway_hit_id_number(id->data, id->len) > max_id)
+            != NGX_OK)
         {
+            return 0;
+        }
+
+        if ((double) ngx_http_gateway_hit_id_number(id->data, id->len) > max_id) {
+            *nobody = ngx_http_gateway_hit_no_client(id, max_id);
             return 0;
         }
 
         len = ngx_http_gateway_hit_read_string(ngx_http_gateway_hit_key_table_zone, id->data,
                                                id->len, buf);
         if (len == 0) {
+            /* Nothing read: absent, or a value this buffer cannot hold (a large record: then
+             * Lua's). Only an absence asks whether the id is nobody's. */
+            *nobody = ngx_http_gateway_hit_read_number(ngx_http_gateway_hit_key_table_zone,
+                                                       id->data, id->len, &probe)
+                          == NGX_DECLINED
+                      && ngx_http_gateway_hit_no_client(id, max_id);
             return 0;
         }
 
@@ -896,6 +956,19 @@ ngx_http_gateway_hit_digest(u_char *secret, u_char *digest)
     SHA256_Init(&sha);
     SHA256_Update(&sha, secret, NGX_HTTP_GATEWAY_HIT_SECRET_LEN);
     SHA256_Final(digest, &sha);
+}
+
+
+/* Called by the Lua access code (lua/gateway/access.lua) first, with the request it decides: 1
+ * when this module found the request's key id to be nobody's (ngx_http_gateway_hit_no_client), so
+ * the Lua code refuses it without making a Lua string of the guessed credential or of the
+ * header block (docs/decisions/20261129-guessed-ids-in-c.md); 0 for anything else. */
+int
+GW_NOBODY_TELLER(ngx_http_request_t *r)
+{
+    return r != NULL && ngx_http_gateway_hit_on
+           && ngx_http_get_module_ctx(r, ngx_http_gateway_hit_module)
+              == &ngx_http_gateway_hit_nobody_mark;
 }
 
 

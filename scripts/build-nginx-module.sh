@@ -47,7 +47,7 @@ cp -r "$SRC" "$work/nginx"
 if ! (cd "$work/nginx" && ./configure "${NGX_CONF_FLAGS[@]}" --with-cc-opt="$CC_OPT" --with-ld-opt="$LD_OPT" \
   --add-dynamic-module="$ROOT/nginx-module" >"$work/configure.log" 2>&1 &&
   make -f objs/Makefile modules >"$work/make.log" 2>&1); then
-  tail -n 40 "$work/configure.log" "$work/make.log" 2>/dev/null >&2 || true
+  tail -n 40 "$work/configure.log" "$work/make.log" >&2 2>/dev/null || true
   die "building the module failed (log above)"
 fi
 cp "$work/nginx/objs/$MODULE" "$OUT/$MODULE.tmp"

@@ -261,9 +261,33 @@ local function from_sidecar(admin, credential, key_id, secret, max_age_ms, cache
   return refuse(answers.auth_unavailable)
 end
 
+-- Whether the nginx module, which ran before this code, found the request's API key id to be
+-- nobody's in the trusted, live key table (as gateway.key_table's lookup would say), having
+-- screened the request as gateway.request_check does or stricter. Asked first: such a request is
+-- refused without reading its credential or header block, so a flood of guessed ids makes no
+-- Lua string of their bytes (interning each was most of what such a refusal cost over one
+-- without a credential: docs/decisions/20261129-guessed-ids-in-c.md). Without the module: never.
+local told_nobody
+do
+  local name = contract.module_nobody_teller
+  local teller = require("gateway.module_functions").find("int " .. name .. "(void *r);", name)
+  local get_request = teller and require("resty.core.base").get_request
+  told_nobody = function()
+    if not teller then
+      return false
+    end
+    local r = get_request()
+    return r ~= nil and teller(r) == 1
+  end
+end
+
 -- The flow: step 1, the request's own checks (gateway.request_check); then memory, then the
 -- sidecar.
 local function check(admin)
+  if told_nobody() then
+    counts.module_nobody = counts.module_nobody + 1
+    return refusal.nobody()
+  end
   local answer, headers = request_check.refusal()
   if answer then
     return refuse(answer, headers)

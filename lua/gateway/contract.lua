@@ -10,7 +10,7 @@ return {
     limits = "gateway_limits",
   },
   auth_path = "/auth",
-  counters = { "cache_hit", "cache_miss", "cache_eviction", "cache_store_failed", "key_hit", "module_hit", "module_off", "key_refused", "budget_refused", "rate_limited", "permission_refused", "ambiguous_path_refused" },
+  counters = { "cache_hit", "cache_miss", "cache_eviction", "cache_store_failed", "key_hit", "module_hit", "module_off", "key_refused", "module_nobody", "budget_refused", "rate_limited", "permission_refused", "ambiguous_path_refused" },
   control_socket_variable = "gateway_control_socket",
   toggle_variables = { api_keys = "api_keys_enabled", oidc = "open_id_connect_enabled" },
   sidecar_variable = "gateway_sidecar",
@@ -99,6 +99,7 @@ return {
   learnt_key_fields = { "created", "kind", "expires_at", "previous_until", "is_admin", "client_id", "client_name", "hash", "previous_hash", "limit", "permissions" },
   decision_fields = { "created", "row", "is_admin", "method", "client_id", "client_name", "limit", "permissions" },
   module_usage_taker = "ngx_http_gateway_hit_usage_take",
+  module_nobody_teller = "ngx_http_gateway_hit_nobody",
   module_lua_version = 10023,
   usage = {
     allowed_prefix = "u",

@@ -27,17 +27,10 @@ end
 -- and tested against (contract NGINX_MODULE.luaModuleVersion), which the error log and the
 -- counter `module_off` then say. Returns whether the module took the key.
 function M.share_with_module(bytes)
-  local ffi = require("ffi")
   local name = contract.module_hmac_key_setter
-  local ok = pcall(ffi.cdef, "int " .. name
-    .. "(const unsigned char *key, size_t len, unsigned int lua_version);")
-  if not ok then
-    return false
-  end
-  local found, setter = pcall(function()
-    return ffi.C[name]
-  end)
-  if not found then
+  local setter = require("gateway.module_functions").find("int " .. name
+    .. "(const unsigned char *key, size_t len, unsigned int lua_version);", name)
+  if not setter then
     return false
   end
   local taken = setter(bytes, #bytes, ngx.config.ngx_lua_version or 0) == 1

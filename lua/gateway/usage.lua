@@ -39,25 +39,22 @@ do
   local ffi = require("ffi")
   local name = contract.module_usage_taker
   local TAKE_BUFFER = 65536
-  if pcall(ffi.cdef, "size_t " .. name .. "(unsigned char *buf, size_t size);") then
-    local found, fn = pcall(function()
-      return ffi.C[name]
-    end)
-    if found then
-      take_buffer = ffi.new("unsigned char[?]", TAKE_BUFFER)
-      take = function()
-        local parts, n = {}, 0
-        -- Until it says 0, without a yield in between (ngx_http_gateway_hit_usage.h).
-        while true do
-          local len = tonumber(fn(take_buffer, TAKE_BUFFER))
-          if len == 0 then
-            break
-          end
-          n = n + 1
-          parts[n] = ffi.string(take_buffer, len)
+  local fn = require("gateway.module_functions").find(
+    "size_t " .. name .. "(unsigned char *buf, size_t size);", name)
+  if fn then
+    take_buffer = ffi.new("unsigned char[?]", TAKE_BUFFER)
+    take = function()
+      local parts, n = {}, 0
+      -- Until it says 0, without a yield in between (ngx_http_gateway_hit_usage.h).
+      while true do
+        local len = tonumber(fn(take_buffer, TAKE_BUFFER))
+        if len == 0 then
+          break
         end
-        return table.concat(parts)
+        n = n + 1
+        parts[n] = ffi.string(take_buffer, len)
       end
+      return table.concat(parts)
     end
   end
 end

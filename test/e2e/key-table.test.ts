@@ -14,6 +14,7 @@ import { sharedMemory } from '../support/shared-memory.js';
 import { apk } from '../support/sidecar.js';
 import type { Stack } from '../support/stack.js';
 import { callStack } from '../support/stack-http.js';
+import { exchange } from './hostile/raw-tls.js';
 
 // nginx holds the key table (docs/decisions/20261127-key-table-replica.md): loaded when a pair
 // starts, kept current by the change feed, caught up from its position after the feed was
@@ -55,6 +56,8 @@ async function remove(stack: Stack, id: number): Promise<void> {
 
 const moduleHits = async (stack: NativeStack) =>
   sample(await metricsText(metricsUrl(stack)), 'gateway_nginx_module_hits_total');
+const moduleNobody = async (stack: NativeStack) =>
+  sample(await metricsText(metricsUrl(stack)), 'gateway_nginx_module_nobody_total');
 
 /** Polls until `cond` holds, at most `ms`. */
 async function until(cond: () => Promise<boolean>, ms: number, what: string): Promise<void> {
@@ -101,6 +104,7 @@ describe('two pairs on one database', () => {
 
   test('ids no client has are refused by nginx alone, like a request without a credential: no question, no budget', async () => {
     const asked = await apiKeyQuestions(metricsUrl(b));
+    const told = await moduleNobody(b);
     const answers = [];
     // More than the per-address budget's worth of a single id (20): an unknown id spends none.
     for (let i = 0; i < 60; i += 1) {
@@ -113,6 +117,74 @@ describe('two pairs on one database', () => {
     });
     expect(answers[0]!.headers['www-authenticate']).toBe('apk');
     expect(await apiKeyQuestions(metricsUrl(b))).toBe(asked);
+    // Each found nobody's by the nginx module, so the Lua code never read the request
+    // (docs/decisions/20261129-guessed-ids-in-c.md); the workers flush their counts each second.
+    await until(async () => (await moduleNobody(b)) - told >= 60, 5_000, 'the module told');
+    expect((await moduleNobody(b)) - told).toBe(60);
+  });
+
+  // The nginx module finds such ids nobody's and the Lua code refuses them without reading the
+  // request (docs/decisions/20261129-guessed-ids-in-c.md): what the request itself is refused
+  // for still comes first, as for any other request.
+  test.each([
+    ['a header name that is not a token', 'X(A): b\r\n', 'GET', 400],
+    ['a control byte in a value', 'X-A: b\x01c\r\n', 'GET', 400],
+    ['a line without a colon', 'XA\r\n', 'GET', 400],
+    ['more than 100 header lines', 'X-N: 1\r\n'.repeat(101), 'GET', 431],
+    ['a method the gateway does not take', '', 'BREW', 405],
+  ])(
+    'an id nobody has, with %s: refused for that (%s), not as a guessed key',
+    async (_, extra, method, status) => {
+      const asked = await apiKeyQuestions(metricsUrl(b));
+      for (const id of [900_000_123, 1]) {
+        const bytes = Buffer.from(
+          `${method} /api HTTP/1.1\r\nHost: ${b.fqdn}\r\nAuthorization: apk ${id}.${randomSecret()}\r\n${extra}Connection: close\r\n\r\n`,
+          'latin1',
+        );
+        const tls = await b.tls();
+        const port = Number(new URL(b.baseUrl).port);
+        const answer = await exchange({ port, ca: tls.ca, servername: tls.servername }, bytes);
+        expect(answer.kind === 'http' && answer.status).toBe(status);
+      }
+      expect(await apiKeyQuestions(metricsUrl(b))).toBe(asked);
+    },
+  );
+
+  test("a deleted client's id, below the largest held, is refused by nginx alone too", async () => {
+    const { id, token } = await newKey(a);
+    await remove(a, id);
+    await newKey(a);
+    await sleep(200);
+    const asked = await apiKeyQuestions(metricsUrl(b));
+    for (const credential of [token, `${id}.${randomSecret()}`]) {
+      const res = await call(b, credential);
+      expect(res.status).toBe(401);
+      expect(res.json).toEqual({
+        errors: [{ code: 'INVALID_API_KEY', message: 'The API key is not valid.' }],
+      });
+    }
+    expect(await apiKeyQuestions(metricsUrl(b))).toBe(asked);
+  });
+
+  test('a held client whose record is larger than the nginx module reads (many long rules) passes: never taken for nobody', async () => {
+    const rules = [
+      { methods: ['GET'], path: '/api' },
+      ...Array.from({ length: 30 }, (_, i) => ({
+        methods: ['GET'],
+        path: `/long/${'a'.repeat(100)}${i}`,
+      })),
+    ];
+    const name = uniqueName('large');
+    const { id, token } = await createClient(
+      a.baseUrl,
+      a.adminKey,
+      { name, is_admin: false, generate_api_key: true, permissions: rules },
+      { ...(await a.tls()), connectTo: '127.0.0.1' },
+    );
+    await sleep(200);
+    for (let i = 0; i < 3; i += 1) expect((await call(b, token)).status).toBe(200);
+    expect((await call(b, `${id}.${randomSecret()}`)).status).toBe(401);
+    expect((await call(b, token, '/other')).status).toBe(403);
   });
 
   test('wrong secrets for a held id are refused from its record, then 429 past its budget, and nobody is asked', async () => {
