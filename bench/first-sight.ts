@@ -78,14 +78,15 @@ async function main(): Promise<number> {
       const after = await bearerDecisions(stack.b.metricsUrl);
       const sidecarMs =
         (1000 * (after.seconds - decided.seconds)) / Math.max(1, after.count - decided.count);
-      const row = bearerFirstSightFigure(bearer, chain, bearerCpu);
+      const row = bearerFirstSightFigure(bearer, bearerCpu);
       ratios.push(row.measured);
       say(
         `round ${round}: idle chain (4 relays) p50 ${chain.firstSight.p50.toFixed(2)} ms, ` +
           `p99 ${chain.firstSight.p99.toFixed(2)} ms; bearer first sight p50 ` +
           `${bearer.fresh.p50.toFixed(2)} ms, p99 ${bearer.fresh.p99.toFixed(2)} ms, max ` +
           `${bearer.fresh.max.toFixed(2)} ms (failures ${bearer.failures}; sidecar B's decision ` +
-          `${sidecarMs.toFixed(3)} ms on average); ratio ` +
+          `${sidecarMs.toFixed(3)} ms on average); the chain interleaved with the tokens p99 ` +
+          `${bearer.chain.p99.toFixed(2)} ms; ratio ` +
           `${row.measured} (target ${row.target}); other processes up to ` +
           `${otherOf(chainCpu, bearerCpu).toFixed(2)} cores`,
       );

@@ -1,8 +1,11 @@
+import { mkdtemp } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Client, inParallel } from '../load/client.js';
 import { BENCH_PATH } from '../stack/engine-session.js';
 import { BEARER_CLIENT } from '../stack/oidc.js';
 import { percentile } from '../stats.js';
 import type { PhaseContext } from './context.js';
+import { openChain } from './idle-chain.js';
 
 export interface BearerFirstSightResult {
   tokens: number;
@@ -12,6 +15,11 @@ export interface BearerFirstSightResult {
   fresh: { p50: number; p99: number; max: number };
   /** The seen API key on the same connection, interleaved, as in the first-request rows. */
   seen: { p50: number; p99: number };
+  /**
+   * The idle chain (4 relays: a first sight's wake-ups), one round trip before each token,
+   * interleaved: the reference measured under the same conditions as the tokens.
+   */
+  chain: { p50: number; p99: number; max: number };
   /** Answers other than 200: any makes the row invalid. */
   failures: number;
 }
@@ -23,7 +31,10 @@ export interface BearerFirstSightResult {
  * seen API key (the first-request rows' method): nginx has decided nothing about any of these
  * tokens, so each is verified by the sidecar (signature with cached keys, claims) and its
  * client's record looked up. Reported against the idle chain's p99 (a first sight's wake-ups
- * through processes that do nothing), measured just before. First WARMUP_TOKENS other new
+ * through processes that do nothing), measured interleaved: one round trip through the 4 idle
+ * relays before each token, so the two p99s come from the same seconds of this machine (on the
+ * 2-core VM a p99 taken a minute apart moved by a factor of two: 2.7 and 3.6 ms for the same
+ * chain on two runs of one day). First WARMUP_TOKENS other new
  * tokens go the same way untimed: the row is a running gateway's cost for a token it has not
  * seen, not V8 compiling the sidecar's bearer path in a process that has verified none yet
  * (which the first few hundred pay: p99 twice as high in this phase's first round).
@@ -47,7 +58,10 @@ export async function measureBearerFirstSight(
   const client = new Client(b.url, b.ca, 1);
   const fresh: number[] = [];
   const seen: number[] = [];
+  const chainTimes: number[] = [];
   let failures = 0;
+  // A folder of its own: the idle chain's relays left their sockets behind them in the stack's.
+  const chain = await openChain(await mkdtemp(join(ctx.stack.dir, 'bearer-relays-')), 4);
   try {
     const ask = (authorization: string) =>
       client.send('GET', BENCH_PATH, { Authorization: authorization });
@@ -56,6 +70,7 @@ export async function measureBearerFirstSight(
       if ((await ask(`Bearer ${token}`)).status !== 200) failures += 1;
     }
     for (const token of tokens) {
+      chainTimes.push(await chain.roundTrip());
       const first = await ask(`Bearer ${token}`);
       if (first.status !== 200) failures += 1;
       fresh.push(first.ms);
@@ -65,12 +80,18 @@ export async function measureBearerFirstSight(
     }
   } finally {
     client.close();
+    chain.close();
   }
   return {
     tokens: tokens.length,
     warmupTokens: warmup,
     fresh: { p50: percentile(fresh, 50), p99: percentile(fresh, 99), max: percentile(fresh, 100) },
     seen: { p50: percentile(seen, 50), p99: percentile(seen, 99) },
+    chain: {
+      p50: percentile(chainTimes, 50),
+      p99: percentile(chainTimes, 99),
+      max: percentile(chainTimes, 100),
+    },
     failures,
   };
 }

@@ -43,9 +43,40 @@ export async function measureIdleChain(dir: string, roundTrips: number): Promise
 }
 
 async function measureChain(dir: string, relays: number, roundTrips: number): Promise<ChainTimes> {
+  const chain = await openChain(dir, relays);
+  try {
+    const times: number[] = [];
+    for (let n = 0; n < roundTrips; n += 1) times.push(await chain.roundTrip());
+    return {
+      relays,
+      p50: percentile(times, 50),
+      p99: percentile(times, 99),
+      max: percentile(times, 100),
+    };
+  } finally {
+    chain.close();
+  }
+}
+
+/** A chain of idle relays, open: one timed round trip at a time (ms), then closed. */
+export interface IdleChain {
+  roundTrip(): Promise<number>;
+  close(): void;
+}
+
+/**
+ * Starts `relays` relay processes and connects to the first. Used whole by measureIdleChain, and
+ * one round trip at a time beside another row's requests (the bearer row interleaves them, so
+ * both are measured under the same conditions).
+ */
+export async function openChain(dir: string, relays: number): Promise<IdleChain> {
   const path = (i: number) => join(dir, `relay-${relays}-${i}.sock`);
   const children: ChildProcess[] = [];
   let socket: Socket | undefined;
+  const close = () => {
+    socket?.destroy();
+    for (const child of children) child.kill('SIGKILL');
+  };
   try {
     // The last hop first: each relay connects onward only when a client connects to it.
     for (let i = relays; i >= 1; i -= 1) {
@@ -66,7 +97,6 @@ async function measureChain(dir: string, relays: number, roundTrips: number): Pr
       sock.once('connect', resolve);
       sock.once('error', reject);
     });
-    const times: number[] = [];
     let received = 0;
     let answered: (() => void) | null = null;
     sock.on('data', (chunk: Buffer) => {
@@ -78,22 +108,17 @@ async function measureChain(dir: string, relays: number, roundTrips: number): Pr
         done();
       }
     });
-    for (let n = 0; n < roundTrips; n += 1) {
+    const roundTrip = async () => {
       const sentAt = performance.now();
       await new Promise<void>((resolve) => {
         answered = resolve;
         sock.write(MESSAGE);
       });
-      times.push(performance.now() - sentAt);
-    }
-    return {
-      relays,
-      p50: percentile(times, 50),
-      p99: percentile(times, 99),
-      max: percentile(times, 100),
+      return performance.now() - sentAt;
     };
-  } finally {
-    socket?.destroy();
-    for (const child of children) child.kill('SIGKILL');
+    return { roundTrip, close };
+  } catch (err) {
+    close();
+    throw err;
   }
 }

@@ -135,7 +135,7 @@ function rawFigures(r: Results): RawFigure[] {
       r.fast.idleChain,
       r.phaseCpu.idleChain,
     ),
-    bearerFirstSightFigure(r.fast.bearerFirstSight, r.fast.idleChain, r.phaseCpu.bearerFirstSight),
+    bearerFirstSightFigure(r.fast.bearerFirstSight, r.phaseCpu.bearerFirstSight),
     ...distinctKeysFigures(r.fast.distinctKeys, r.fast.distinctKeySizes),
     balancerFloodFigure(r.fast.balancerFlood),
     ...rateLimitFigures(r.fast.rateLimit),
