@@ -39,7 +39,7 @@ export interface BalancerFloodResult {
  * refuses at once. HAProxy (bench/stack/balancer.ts) in front of gateway B; the valid traffic
  * is the API-key row's (one seen key, wrk at its maximum rate through the balancer); each flood
  * is a second wrk (-t1 -c64) through the same balancer at a fixed rate, options.balancerFloodShare
- * of the valid traffic's own rate alone. Rounds alternate the two floods; the figure is the
+ * of the valid traffic's own rate alone. Rounds (options.balancerRounds) alternate the two floods; the figure is the
  * valid traffic's rate beside the random-id flood ÷ beside the credential-less one. The
  * gateways' failure budget per address is 0 (bench/stack/oidc.ts), as behind a balancer.
  */
@@ -86,7 +86,7 @@ export async function measureBalancerFlood(ctx: PhaseContext): Promise<BalancerF
     ]);
     const socket = controlSocketOf(b.home);
     const before = await flushedCounters(socket);
-    for (let round = 0; round < ctx.options.rounds; round += 1) {
+    for (let round = 0; round < ctx.options.balancerRounds; round += 1) {
       for (const target of round % 2 === 0 ? [randomId, none] : [none, randomId]) {
         // A fresh seed per run: no two runs present the same ids.
         target.flood!.script!.args[1] = String(randomInt(2 ** 31));

@@ -100,7 +100,13 @@ export async function measureDistinctKeys(ctx: PhaseContext): Promise<DistinctKe
       let requests = 0;
       let seconds = 0;
       do {
-        const warm = await measure(ctx, target, ctx.options.warmupSeconds, RANDOM_CREDENTIAL, args());
+        const warm = await measure(
+          ctx,
+          target,
+          ctx.options.warmupSeconds,
+          RANDOM_CREDENTIAL,
+          args(),
+        );
         requests += warm.requests;
         seconds += ctx.options.warmupSeconds;
         ctx.say(`  warm-up ${target.name}: ${Math.round(warm.rps)} req/s`);
