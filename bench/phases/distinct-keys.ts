@@ -27,7 +27,7 @@ import {
 /** How long the replica may take to hold rows inserted by SQL before the row goes on anyway. */
 const SETTLE_TIMEOUT_MS = 60_000;
 /** The gateway's warm-up: every key presented this many times on average, at most WARM_MAX_S. */
-export const WARM_PRESENTATIONS = 3;
+const WARM_PRESENTATIONS = 3;
 const WARM_MAX_S = 15;
 
 export interface DistinctKeysRow {
