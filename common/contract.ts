@@ -383,6 +383,8 @@ export const LUA_COUNTERS = {
   module_off:
     '1 while the nginx module is switched off: lua-nginx-module is not the version it was built and tested against (the error log says which); the Lua code decides every request',
   key_refused: 'an API key refused from a key record (wrong secret, unknown id or expired)',
+  module_copied:
+    "key records the nginx module copied into a worker's own memory ahead of any request for them (each worker sweeps the key table after a load; docs/decisions/20261129-worker-copies-kept.md)",
   module_nobody:
     "an API key whose id the nginx module found to be nobody's in the key table, refused by Lua without reading the request (docs/decisions/20261129-guessed-ids-in-c.md); also counted as key_refused",
   budget_refused: 'a request answered 429 because a failure budget was spent',
@@ -433,11 +435,19 @@ export const KEY_TABLE = {
     /**
      * A number that changes whenever any record does (set at each load to the load's Unix
      * second × 10⁶, so never again to a value an earlier load had, then one up per apply that
-     * stores or deletes records): the nginx module keeps copies of the records it read in each
-     * worker and drops them all when it changes (docs/decisions/20261128-worker-record-copies.md).
+     * stores or deletes records): the nginx module keeps copies of the records in each worker,
+     * and when it changes drops the ones `changes` names, or all of them
+     * (docs/decisions/20261128-worker-record-copies.md, 20261129-worker-copies-kept.md).
      */
     version: '#version',
   },
+  /**
+   * Which ids each version changed: the key `<prefix><version mod slots>` holds
+   * `<version> <id> <id>…` (at most `ids` of them) or `<version> *` (more, or unknown), written
+   * after the version moved on. A worker behind by at most `slots` versions drops the copies of
+   * the ids named; a slot holding another version, or a `*`, drops them all.
+   */
+  changes: { prefix: '#changed:', slots: 64, ids: 32 },
   /** How long after the sidecar's last word an unknown id is still refused by nginx alone. */
   liveSeconds: 5,
   /**

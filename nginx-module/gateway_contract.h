@@ -20,7 +20,11 @@
 #define GW_KEY_TABLE_MAX_ID "#max_id"
 #define GW_KEY_TABLE_LIVE_UNTIL "#live_until"
 #define GW_KEY_TABLE_FULL "#full"
+#define GW_KEY_TABLE_RECORDS "#records"
 #define GW_KEY_TABLE_NEW_ID_BAND 1000
+#define GW_KEY_TABLE_CHANGED_PREFIX "#changed:"
+#define GW_KEY_TABLE_CHANGED_SLOTS 64
+#define GW_KEY_TABLE_CHANGED_IDS 32
 #define GW_KEY_RECORD_VERSION 1
 #define GW_KEY_RECORD_ADMIN 1
 #define GW_KEY_RECORD_KEY 2
@@ -40,6 +44,7 @@
 #define GW_KEY_HIT_COUNTER "key_hit"
 #define GW_CACHE_HIT_COUNTER "cache_hit"
 #define GW_MODULE_HIT_COUNTER "module_hit"
+#define GW_MODULE_COPIED_COUNTER "module_copied"
 #define GW_USAGE_ALLOWED_PREFIX "u"
 #define GW_USAGE_GENERATION_S 5
 #define GW_USAGE_KEEP_S 3600

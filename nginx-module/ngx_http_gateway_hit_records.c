@@ -1,7 +1,8 @@
 /*
  * This worker's copies of key records (ngx_http_gateway_hit_records.h): one arena of record
- * bytes, appended to and emptied at once (a change drops every copy, so nothing is ever freed
- * alone), and an open-addressing index of key id → place in the arena.
+ * bytes, appended to, and an open-addressing index of key id → place in the arena. A copy
+ * dropped alone (a change) leaves its bytes behind; when they are a quarter of the arena and it
+ * is full, every copy goes and the sweep copies them again.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@ typedef struct {
 
 static ngx_http_gateway_hit_records_slot_t *ngx_http_gateway_hit_records_slot(
     ngx_http_gateway_hit_records_slot_t *slots, size_t n, uint64_t id);
+static void ngx_http_gateway_hit_records_drop(uint64_t id);
 static int ngx_http_gateway_hit_records_grow_index(void);
 static int ngx_http_gateway_hit_records_grow_arena(size_t need);
 
@@ -31,8 +33,12 @@ static size_t                                ngx_http_gateway_hit_records_used;
 static u_char                               *ngx_http_gateway_hit_records_arena;
 static size_t                                ngx_http_gateway_hit_records_arena_size;
 static size_t                                ngx_http_gateway_hit_records_arena_used;
-static double                                ngx_http_gateway_hit_records_version;
+static size_t                                ngx_http_gateway_hit_records_dropped;
+static size_t                                ngx_http_gateway_hit_records_max_bytes
+    = NGX_HTTP_GATEWAY_HIT_RECORDS_MAX_BYTES;
+static double                                ngx_http_gateway_hit_records_at;
 static int                                   ngx_http_gateway_hit_records_have_version;
+static unsigned long                         ngx_http_gateway_hit_records_generations;
 
 
 int
@@ -43,11 +49,8 @@ ngx_http_gateway_hit_records_find(const u_char *id, size_t id_len, double versio
     ngx_http_gateway_hit_records_slot_t  *slot;
 
     if (!ngx_http_gateway_hit_records_have_version
-        || version != ngx_http_gateway_hit_records_version)
+        || version != ngx_http_gateway_hit_records_at)
     {
-        ngx_http_gateway_hit_records_forget();
-        ngx_http_gateway_hit_records_version = version;
-        ngx_http_gateway_hit_records_have_version = 1;
         return 0;
     }
 
@@ -68,7 +71,7 @@ ngx_http_gateway_hit_records_find(const u_char *id, size_t id_len, double versio
 }
 
 
-void
+int
 ngx_http_gateway_hit_records_keep(const u_char *id, size_t id_len, double version,
     const u_char *rec, size_t len)
 {
@@ -76,36 +79,52 @@ ngx_http_gateway_hit_records_keep(const u_char *id, size_t id_len, double versio
     ngx_http_gateway_hit_records_slot_t  *slot;
 
     if (!ngx_http_gateway_hit_records_have_version
-        || version != ngx_http_gateway_hit_records_version)
+        || version != ngx_http_gateway_hit_records_at)
     {
-        return;  /* made at another version than the copies: not one of them */
+        return 0;  /* made at another version than the copies: not one of them */
     }
 
     /* An empty record is no record (an absent one reads as 0 bytes); and with nothing kept yet
      * the arena is NULL, where even adding 0 is undefined (found by fuzz_worker_tables). */
     key = ngx_http_gateway_hit_id_number(id, id_len);
     if (key == 0 || len == 0) {
-        return;
+        return 0;
+    }
+
+    slot = ngx_http_gateway_hit_records_nslots == 0
+           ? NULL
+           : ngx_http_gateway_hit_records_slot(ngx_http_gateway_hit_records_slots,
+                                               ngx_http_gateway_hit_records_nslots, key);
+    if (slot != NULL && slot->id != 0) {
+        return 0;  /* kept already */
     }
 
     /* At most half full, so a probe always ends at an empty slot. */
     if (2 * (ngx_http_gateway_hit_records_used + 1) > ngx_http_gateway_hit_records_nslots
         && ngx_http_gateway_hit_records_grow_index() != 0)
     {
-        return;
+        return -1;
     }
 
     if (len > ngx_http_gateway_hit_records_arena_size - ngx_http_gateway_hit_records_arena_used
         && ngx_http_gateway_hit_records_grow_arena(len) != 0)
     {
-        return;
+        /* Full, a quarter of it the bytes of copies dropped alone: start again (the sweep
+         * copies the records anew, without the holes). */
+        if (ngx_http_gateway_hit_records_dropped == 0
+            || ngx_http_gateway_hit_records_dropped < ngx_http_gateway_hit_records_arena_used / 4)
+        {
+            return -1;
+        }
+        ngx_http_gateway_hit_records_start(version);
+        if (len > ngx_http_gateway_hit_records_arena_size) {
+            return -1;
+        }
     }
 
+    /* Looked up again: growing the index moved every slot, starting over emptied them. */
     slot = ngx_http_gateway_hit_records_slot(ngx_http_gateway_hit_records_slots,
                                              ngx_http_gateway_hit_records_nslots, key);
-    if (slot->id != 0) {
-        return;  /* kept already */
-    }
 
     memcpy(ngx_http_gateway_hit_records_arena + ngx_http_gateway_hit_records_arena_used, rec,
            len);
@@ -114,6 +133,87 @@ ngx_http_gateway_hit_records_keep(const u_char *id, size_t id_len, double versio
     slot->len = (uint32_t) len;
     ngx_http_gateway_hit_records_arena_used += len;
     ngx_http_gateway_hit_records_used++;
+    return 1;
+}
+
+
+int
+ngx_http_gateway_hit_records_version(double *version)
+{
+    if (!ngx_http_gateway_hit_records_have_version) {
+        return 0;
+    }
+    *version = ngx_http_gateway_hit_records_at;
+    return 1;
+}
+
+
+void
+ngx_http_gateway_hit_records_start(double version)
+{
+    ngx_http_gateway_hit_records_forget();
+    ngx_http_gateway_hit_records_at = version;
+    ngx_http_gateway_hit_records_have_version = 1;
+}
+
+
+int
+ngx_http_gateway_hit_records_follow(const u_char *text, size_t len, double version)
+{
+    size_t    i, start;
+    uint64_t  tag, key;
+
+    if (!ngx_http_gateway_hit_records_have_version
+        || ngx_http_gateway_hit_records_at + 1 != version)
+    {
+        return 0;
+    }
+
+    /* The version the text is for: digits up to the first space, the whole number. */
+    tag = 0;
+    for (i = 0; i < len && text[i] != ' '; i++) {
+        if (text[i] < '0' || text[i] > '9' || i >= 16) {
+            return 0;
+        }
+        tag = tag * 10 + (uint64_t) (text[i] - '0');
+    }
+    if (i == 0 || (double) tag != version) {
+        return 0;
+    }
+
+    /* Then " <id>" per id changed; "*" (or anything not an id) is not a list. Ids are dropped
+     * as they are read: on a 0 the caller drops the rest too. */
+    while (i < len) {
+        if (text[i] != ' ') {
+            return 0;
+        }
+        start = ++i;
+        while (i < len && text[i] != ' ') {
+            i++;
+        }
+        key = ngx_http_gateway_hit_id_number(text + start, i - start);
+        if (key == 0) {
+            return 0;
+        }
+        ngx_http_gateway_hit_records_drop(key);
+    }
+
+    ngx_http_gateway_hit_records_at = version;
+    return 1;
+}
+
+
+unsigned long
+ngx_http_gateway_hit_records_generation(void)
+{
+    return ngx_http_gateway_hit_records_generations;
+}
+
+
+void
+ngx_http_gateway_hit_records_limit(size_t bytes)
+{
+    ngx_http_gateway_hit_records_max_bytes = bytes;
 }
 
 
@@ -127,7 +227,9 @@ ngx_http_gateway_hit_records_forget(void)
     }
     ngx_http_gateway_hit_records_used = 0;
     ngx_http_gateway_hit_records_arena_used = 0;
+    ngx_http_gateway_hit_records_dropped = 0;
     ngx_http_gateway_hit_records_have_version = 0;
+    ngx_http_gateway_hit_records_generations++;
 }
 
 
@@ -156,6 +258,41 @@ ngx_http_gateway_hit_records_slot(ngx_http_gateway_hit_records_slot_t *slots, si
         i = (i + 1) & (n - 1);
     }
     return &slots[i];
+}
+
+
+/* Drops the copy of `id`, if any: the slots after it in its run move back where a probe for
+ * them still finds them (deletion from linear probing without markers). */
+static void
+ngx_http_gateway_hit_records_drop(uint64_t id)
+{
+    size_t                                i, j, home, mask;
+    ngx_http_gateway_hit_records_slot_t  *slots;
+
+    if (ngx_http_gateway_hit_records_used == 0) {
+        return;
+    }
+
+    slots = ngx_http_gateway_hit_records_slots;
+    mask = ngx_http_gateway_hit_records_nslots - 1;
+    i = (size_t) (ngx_http_gateway_hit_records_slot(slots, mask + 1, id) - slots);
+    if (slots[i].id == 0) {
+        return;
+    }
+
+    ngx_http_gateway_hit_records_dropped += slots[i].len;
+    ngx_http_gateway_hit_records_used--;
+
+    for (j = (i + 1) & mask; slots[j].id != 0; j = (j + 1) & mask) {
+        home = ngx_http_gateway_hit_id_slot(slots[j].id, mask + 1);
+        /* It stays when its probe starts after the hole, cyclically in (i, j]. */
+        if (i <= j ? (i < home && home <= j) : (i < home || home <= j)) {
+            continue;
+        }
+        slots[i] = slots[j];
+        i = j;
+    }
+    slots[i].id = 0;
 }
 
 
@@ -202,8 +339,13 @@ ngx_http_gateway_hit_records_grow_arena(size_t need)
     while (size - ngx_http_gateway_hit_records_arena_used < need) {
         size *= 2;
     }
-    if (size > NGX_HTTP_GATEWAY_HIT_RECORDS_MAX_BYTES) {
-        return -1;
+    if (size > ngx_http_gateway_hit_records_max_bytes) {
+        size = ngx_http_gateway_hit_records_max_bytes;
+        if (size <= ngx_http_gateway_hit_records_arena_size
+            || size - ngx_http_gateway_hit_records_arena_used < need)
+        {
+            return -1;
+        }
     }
 
     arena = realloc(ngx_http_gateway_hit_records_arena, size);

@@ -1,8 +1,9 @@
 /*
- * Copies of the key table's records this worker has read, so a hit costs a probe of its own
- * memory instead of a walk down the shared dict's tree of every client (cold in the caches
- * when callers are many). All of them are dropped when the table's version changes: a record
- * stored or deleted, a load, a drop (docs/decisions/20261128-worker-record-copies.md).
+ * Copies of the key table's records in this worker, so a hit costs a probe of its own memory
+ * instead of a walk down the shared dict's tree of every client (cold in the caches when
+ * callers are many). Tagged with the table's version: a change drops the copies of the ids it
+ * names, a load or a change it cannot follow all of them
+ * (docs/decisions/20261128-worker-record-copies.md, 20261129-worker-copies-kept.md).
  * Pure C: no nginx types.
  */
 #ifndef NGX_HTTP_GATEWAY_HIT_RECORDS_H
@@ -12,15 +13,38 @@
 #include <sys/types.h>
 
 /* The copy of key id `id`'s record at table version `version`: 1 with it in *rec and *len
- * (valid until the next call of any of these functions), 0 when there is none. A version other
- * than the one the copies were made at drops them all first. */
+ * (valid until the next call of any of these functions), 0 when there is none, or the copies
+ * were made at another version (the caller brings them to it first: _start or _follow). */
 int ngx_http_gateway_hit_records_find(const u_char *id, size_t id_len, double version,
     const u_char **rec, size_t *len);
 
-/* Keeps a copy of `rec`, read from the table at `version` after a find at that version missed;
- * nothing when there is no room (at most NGX_HTTP_GATEWAY_HIT_RECORDS_MAX_BYTES of records). */
-void ngx_http_gateway_hit_records_keep(const u_char *id, size_t id_len, double version,
+/* Keeps a copy of `rec`, read from the table at `version` after a find at that version missed:
+ * 1 when kept, 0 when not (one is kept already, not an id, an empty record, another version),
+ * -1 when there is no room (at most the limit's bytes of records, 2^20 records). */
+int ngx_http_gateway_hit_records_keep(const u_char *id, size_t id_len, double version,
     const u_char *rec, size_t len);
+
+/* The version the copies were made at: 1 with it in *version, 0 when there is none. */
+int ngx_http_gateway_hit_records_version(double *version);
+
+/* Drops every copy; the copies are at `version` from now (a load, or changes it cannot follow).
+ * Counts a generation. */
+void ngx_http_gateway_hit_records_start(double version);
+
+/* The copies move on from version - 1 to `version`, whose changes `text` says (the key table's
+ * `#changed:` slot: "<version> <id> <id>..."): the copies of the ids named are dropped, the
+ * others kept. 1 when done; 0 when the copies are not at version - 1, or `text` is not that
+ * version's list of ids (another version's, "*": more than it holds, or damaged): then nothing
+ * can be said of which copies are still good and the caller starts over. */
+int ngx_http_gateway_hit_records_follow(const u_char *text, size_t len, double version);
+
+/* A number that changes whenever every copy is dropped (_start, _forget): the sweep that
+ * copies records ahead of requests starts again from the first id when it moves. */
+unsigned long ngx_http_gateway_hit_records_generation(void);
+
+/* At most `bytes` of records (NGX_HTTP_GATEWAY_HIT_RECORDS_MAX_BYTES until set): the key
+ * table's size, so a worker may copy all of it. */
+void ngx_http_gateway_hit_records_limit(size_t bytes);
 
 /* Drops every copy (the table has no version: dropped, or never loaded). */
 void ngx_http_gateway_hit_records_forget(void);
@@ -29,8 +53,8 @@ void ngx_http_gateway_hit_records_forget(void);
  * process ends, so memory still allocated would be a leak to LeakSanitizer, test/sanitizers). */
 void ngx_http_gateway_hit_records_release(void);
 
-/* Per worker: 10⁵ records of about 100 bytes take 10 MB, 10⁶ would take 100 MB; past this the
- * records not copied are read from the shared dict as before. */
+/* Per worker unless the limit is set: 10⁵ records of about 100 bytes take 10 MB, 10⁶ take
+ * 100 MB; past the limit the records not copied are read from the shared dict as before. */
 #define NGX_HTTP_GATEWAY_HIT_RECORDS_MAX_BYTES  (64u << 20)
 
 #endif

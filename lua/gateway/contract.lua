@@ -10,7 +10,7 @@ return {
     limits = "gateway_limits",
   },
   auth_path = "/auth",
-  counters = { "cache_hit", "cache_miss", "cache_eviction", "cache_store_failed", "key_hit", "module_hit", "module_off", "key_refused", "module_nobody", "budget_refused", "rate_limited", "permission_refused", "ambiguous_path_refused" },
+  counters = { "cache_hit", "cache_miss", "cache_eviction", "cache_store_failed", "key_hit", "module_hit", "module_off", "key_refused", "module_copied", "module_nobody", "budget_refused", "rate_limited", "permission_refused", "ambiguous_path_refused" },
   control_socket_variable = "gateway_control_socket",
   toggle_variables = { api_keys = "api_keys_enabled", oidc = "open_id_connect_enabled" },
   sidecar_variable = "gateway_sidecar",
@@ -113,6 +113,7 @@ return {
     trust_variable = "key_table_trust_s",
     live_seconds = 5,
     new_id_band = 1000,
+    changes = { prefix = "#changed:", slots = 64, ids = 32 },
     state = {
       trusted_until = "#trusted_until",
       live_until = "#live_until",

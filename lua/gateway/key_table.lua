@@ -23,6 +23,7 @@ local F_ADMIN, F_KEY, F_PREVIOUS, F_EXPIRES, F_LIMIT, F_GONE, F_RULES =
 local GONE = { kind = "unknown" }
 local band = require("bit").band
 local NEW_ID_BAND = T.new_id_band
+local CHANGES = T.changes
 
 -- Whether default.conf declares the replica's dict (one from before it: nginx asks as before).
 M.enabled = dict ~= nil
@@ -277,6 +278,22 @@ function M.parse_line(line)
   return id, bytes
 end
 
+-- Pure: what the `#changed:` slot of `version` says of `changes` ({ id, bytes } pairs): the
+-- version, then each id, or "*" for more ids than a slot holds (contract.key_table.changes).
+-- Written with safe_set: a slot that finds no room keeps an older version's text, which the
+-- module reads as "cannot tell" and drops every copy, never a record evicted to make room.
+function M.changed_text(version, changes)
+  local parts = { string.format("%.0f", version) }
+  if #changes > CHANGES.ids then
+    parts[2] = "*"
+  else
+    for i = 1, #changes do
+      parts[i + 1] = changes[i][1]
+    end
+  end
+  return table.concat(parts, " ")
+end
+
 -- Applies `body` (lines, M.parse_line) and sets the replica's `position`; `complete`: the load
 -- is done. While complete, every apply also renews the trust (`trust_s`) and the liveness.
 -- Returns the state, or nil and why ("empty": no load under way or done; "bad": a malformed
@@ -295,16 +312,19 @@ function M.apply(body, position, complete, trust_s)
     end
     changes[#changes + 1] = { id, bytes }
   end
-  -- Every change moves the version on once they are all made, even if one failed: the nginx
-  -- module's copies of records in each worker go (a copy made meanwhile is made at the old
-  -- version and goes with the others).
+  -- Every change moves the version on once they are all made, even if one failed, and then
+  -- says which ids it changed: the nginx module drops its copies of those in each worker (a
+  -- copy made meanwhile is made at the old version and goes with them).
   local applied, err = pcall(function()
     for i = 1, #changes do
       put(changes[i][1], changes[i][2])
     end
   end)
   if #changes > 0 then
-    dict:incr(STATE.version, 1)
+    local version = dict:incr(STATE.version, 1)
+    if version then
+      dict:safe_set(CHANGES.prefix .. (version % CHANGES.slots), M.changed_text(version, changes))
+    end
   end
   if not applied then
     error(err)

@@ -5,17 +5,23 @@
  * for that id at that version (or nothing), every count comes out of the takes once.
  *
  * Operations, one byte each then their arguments: keep (id, version, record), find (id,
- * version), forget, count (row), take (a buffer size, until a take gives nothing).
+ * version), forget, count (row), take (a buffer size, until a take gives nothing), start
+ * (version), follow (a change's text built from the input: the next version or another, ids,
+ * and sometimes a flaw; a 0 starts the copies over, as the module does), follow with the raw
+ * bytes of the input as text, limit (the arena's bytes, small, so that full arenas and the
+ * start-over of one full of dropped copies are reached).
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ngx_http_gateway_hit_ids.h"
 #include "ngx_http_gateway_hit_records.h"
 #include "ngx_http_gateway_hit_usage.h"
 
 #define MODEL_IDS  32
+#define VERSIONS   8
 
 /* The model: ids are small numbers here, "1".."32" (and invalid ones, never kept). */
 static struct {
@@ -43,28 +49,70 @@ take_byte(input_t *in, uint8_t *b)
     return 1;
 }
 
-/* An id's text from one byte: "1".."32" mostly, sometimes "0", "07" or "1x" (never valid). */
+/* The id of each model index: 1..16 themselves; 17..32 ids whose probes start at one slot, or
+ * at the next one, of the tables' smallest index (4096 slots), so that copies collide and a
+ * copy dropped from the middle of a run is exercised (consecutive ids never collide). */
+static uint64_t  idmap[MODEL_IDS + 1];
+
+static void
+make_idmap(void)
+{
+    uint64_t  id;
+    size_t    home;
+    int       at = 17, here = 0, next = 0;
+
+    for (id = 1; id <= 16; id++) {
+        idmap[id] = id;
+    }
+    home = ngx_http_gateway_hit_id_slot(1000, 4096);
+    for (id = 1000; at <= MODEL_IDS; id++) {
+        if (ngx_http_gateway_hit_id_slot(id, 4096) == home && here < 8) {
+            idmap[at++] = id;
+            here++;
+        } else if (ngx_http_gateway_hit_id_slot(id, 4096) == ((home + 1) & 4095) && next < 8) {
+            idmap[at++] = id;
+            next++;
+        }
+    }
+}
+
+/* The model index of row `row`, 0 for none. */
+static int
+model_index(unsigned long row)
+{
+    int  i;
+
+    for (i = 1; i <= MODEL_IDS; i++) {
+        if (idmap[i] == row) {
+            return i;
+        }
+    }
+    return 0;
+}
+
+/* An id's text from one byte: one of the model's mostly, sometimes "0", "07" or "1x" (never
+ * valid) or nothing. */
 static size_t
 id_text(uint8_t b, char *buf, int *n)
 {
     *n = b % (MODEL_IDS + 4);
     if (*n == 0) {
         *n = -1;
-        return (size_t) snprintf(buf, 8, "0");
+        return (size_t) snprintf(buf, 16, "0");
     }
     if (*n == MODEL_IDS + 1) {
         *n = -1;
-        return (size_t) snprintf(buf, 8, "07");
+        return (size_t) snprintf(buf, 16, "07");
     }
     if (*n == MODEL_IDS + 2) {
         *n = -1;
-        return (size_t) snprintf(buf, 8, "1x");
+        return (size_t) snprintf(buf, 16, "1x");
     }
     if (*n == MODEL_IDS + 3) {
         *n = -1;
         return 0;
     }
-    return (size_t) snprintf(buf, 8, "%d", *n);
+    return (size_t) snprintf(buf, 16, "%llu", (unsigned long long) idmap[*n]);
 }
 
 static void
@@ -92,10 +140,10 @@ drain_usage(size_t size, int check)
                 abort();  /* only whole lines "<row> <n>\n" */
             }
             i++;
-            if (row == 0 || row > MODEL_IDS || count == 0) {
+            if (model_index(row) == 0 || count == 0) {
                 abort();
             }
-            seen[row] += count;
+            seen[model_index(row)] += count;
         }
     }
     free(buf);
@@ -109,36 +157,143 @@ drain_usage(size_t size, int check)
     memset(model.counts, 0, sizeof(model.counts));
 }
 
+/* The copies start over at `version`, model and code alike. */
+static void
+model_start(double version)
+{
+    ngx_http_gateway_hit_records_start(version);
+    memset(model.kept, 0, sizeof(model.kept));
+    model.have_version = 1;
+    model.version = version;
+}
+
+/* A change's text from the input: a byte of shape (the next version or another; a flaw: a "*",
+ * a letter, a doubled space, an id 0), a count of ids, one byte each. The code must follow it
+ * exactly when it is the next version's clean list, dropping the ids named, and refuse it
+ * otherwise (then the copies start over, as the module starts them). */
+static int
+follow_built(input_t *in)
+{
+    uint8_t  shape, count, b;
+    char     text[512];
+    size_t   len, id_len;
+    int      n, clean, named[MODEL_IDS + 1] = { 0 }, i;
+    double   version;
+    char     id[16];
+
+    if (!take_byte(in, &shape) || !take_byte(in, &count)) {
+        return 0;
+    }
+
+    version = (shape & 1) || !model.have_version ? (double) ((shape >> 4) % VERSIONS)
+                                                 : model.version + 1;
+    clean = model.have_version && version == model.version + 1;
+    len = (size_t) snprintf(text, sizeof(text), "%.0f", version);
+
+    for (i = 0; i < count % 12; i++) {
+        if (!take_byte(in, &b)) {
+            return 0;
+        }
+        id_len = id_text(b, id, &n);
+        if (n <= 0) {
+            clean = 0;  /* "0", "07", "1x", or nothing between two spaces */
+        } else {
+            named[n] = 1;
+        }
+        text[len++] = ' ';
+        memcpy(text + len, id, id_len);
+        len += id_len;
+    }
+
+    switch ((shape >> 1) & 7) {
+    case 1:
+        len += (size_t) snprintf(text + len, sizeof(text) - len, " *");
+        clean = 0;
+        break;
+    case 2:
+        text[len++] = 'x';
+        clean = 0;
+        break;
+    case 3:
+        text[len++] = ' ';
+        clean = 0;
+        break;
+    default:
+        break;
+    }
+
+    if (ngx_http_gateway_hit_records_follow((const u_char *) text, len, version)) {
+        if (!clean) {
+            abort();  /* followed a text that does not say which ids changed */
+        }
+        for (i = 1; i <= MODEL_IDS; i++) {
+            if (named[i]) {
+                model.kept[i] = 0;
+            }
+        }
+        model.version = version;
+        return 1;
+    }
+
+    if (clean) {
+        abort();  /* refused the next version's clean list */
+    }
+    model_start(version);
+    return 1;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     input_t          in = { data, size };
     uint8_t          op, b, v, l;
-    char             id[8];
+    char             id[16];
     size_t           id_len, len, i;
     int              n;
     const u_char    *rec;
+    int              kept;
+    unsigned long    generation;
+
+    if (idmap[1] == 0) {
+        make_idmap();
+    }
 
     /* Each input starts from empty tables, as a new worker does. */
     ngx_http_gateway_hit_records_release();
+    ngx_http_gateway_hit_records_limit(NGX_HTTP_GATEWAY_HIT_RECORDS_MAX_BYTES);
     drain_usage(64, 0);
     memset(&model, 0, sizeof(model));
 
     while (take_byte(&in, &op)) {
-        switch (op % 5) {
+        switch (op % 9) {
         case 0:  /* keep */
             if (!take_byte(&in, &b) || !take_byte(&in, &v) || !take_byte(&in, &l)) {
                 goto done;
             }
             id_len = id_text(b, id, &n);
             len = l < in.left ? l : in.left;
-            ngx_http_gateway_hit_records_keep((const u_char *) id, id_len, v % 4, in.p, len);
-            if (n > 0 && len > 0 && model.have_version && model.version == v % 4
+            generation = ngx_http_gateway_hit_records_generation();
+            kept = ngx_http_gateway_hit_records_keep((const u_char *) id, id_len, v % VERSIONS,
+                                                     in.p, len);
+            if (ngx_http_gateway_hit_records_generation() != generation) {
+                /* full of dropped copies: started over at this version */
+                if (!model.have_version || model.version != v % VERSIONS) {
+                    abort();
+                }
+                memset(model.kept, 0, sizeof(model.kept));
+            }
+            if (n > 0 && len > 0 && model.have_version && model.version == v % VERSIONS
                 && !model.kept[n])
             {
-                model.kept[n] = 1;
-                memcpy(model.rec[n], in.p, len);
-                model.len[n] = len;
+                if (kept == 1) {
+                    model.kept[n] = 1;
+                    memcpy(model.rec[n], in.p, len);
+                    model.len[n] = len;
+                } else if (kept != -1) {
+                    abort();  /* refused with room */
+                }
+            } else if (kept != 0) {
+                abort();  /* kept what is not to be kept */
             }
             in.p += len;
             in.left -= len;
@@ -150,12 +305,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             id_len = id_text(b, id, &n);
             len = 0;
             rec = NULL;
-            i = ngx_http_gateway_hit_records_find((const u_char *) id, id_len, v % 4, &rec,
-                                                  &len);
-            if (!model.have_version || model.version != v % 4) {
-                memset(model.kept, 0, sizeof(model.kept));
-                model.have_version = 1;
-                model.version = v % 4;
+            i = ngx_http_gateway_hit_records_find((const u_char *) id, id_len, v % VERSIONS,
+                                                  &rec, &len);
+            if (!model.have_version || model.version != v % VERSIONS) {
                 if (i != 0) {
                     abort();  /* another version's copy */
                 }
@@ -186,11 +338,44 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 model.counts[n]++;
             }
             break;
-        default:  /* take */
+        case 4:  /* take */
             if (!take_byte(&in, &b)) {
                 goto done;
             }
             drain_usage(40 + b, 1);
+            break;
+        case 5:  /* start */
+            if (!take_byte(&in, &v)) {
+                goto done;
+            }
+            model_start(v % VERSIONS);
+            break;
+        case 6:  /* follow a change's text built from the input */
+            if (!follow_built(&in)) {
+                goto done;
+            }
+            break;
+        case 7:  /* follow the input's own bytes */
+            if (!take_byte(&in, &l) || !take_byte(&in, &v)) {
+                goto done;
+            }
+            len = l < in.left ? l : in.left;
+            if (!ngx_http_gateway_hit_records_follow(in.p, len, v % VERSIONS)) {
+                model_start(v % VERSIONS);
+            } else if (!model.have_version || model.version + 1 != v % VERSIONS) {
+                abort();  /* followed from a version the copies are not at */
+            } else {
+                /* which ids the bytes named is the parser's to say: start the model over */
+                model_start(v % VERSIONS);
+            }
+            in.p += len;
+            in.left -= len;
+            break;
+        default:  /* limit */
+            if (!take_byte(&in, &b)) {
+                goto done;
+            }
+            ngx_http_gateway_hit_records_limit((size_t) b * 16);
             break;
         }
     }

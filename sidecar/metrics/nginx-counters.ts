@@ -19,6 +19,7 @@ const NAMES: Record<keyof typeof LUA_COUNTERS, string> = {
   module_hit: 'gateway_nginx_module_hits_total',
   module_off: 'gateway_nginx_module_off',
   key_refused: 'gateway_nginx_key_record_refused_total',
+  module_copied: 'gateway_nginx_module_copied_total',
   module_nobody: 'gateway_nginx_module_nobody_total',
   budget_refused: 'gateway_nginx_failure_budget_refused_total',
   rate_limited: 'gateway_nginx_rate_limited_total',

@@ -58,6 +58,22 @@ const moduleHits = async (stack: NativeStack) =>
   sample(await metricsText(metricsUrl(stack)), 'gateway_nginx_module_hits_total');
 const moduleNobody = async (stack: NativeStack) =>
   sample(await metricsText(metricsUrl(stack)), 'gateway_nginx_module_nobody_total');
+const moduleCopied = async (stack: NativeStack) =>
+  sample(await metricsText(metricsUrl(stack)), 'gateway_nginx_module_copied_total');
+const recordsHeld = async (stack: NativeStack) =>
+  sample(await metricsText(metricsUrl(stack)), 'gateway_key_table_records');
+
+/** The module's copied count once its sweeps have stopped (the same over 1.5 s: they tick each second). */
+async function settledCopies(stack: NativeStack): Promise<number> {
+  let last = await moduleCopied(stack);
+  for (let i = 0; i < 40; i += 1) {
+    await sleep(1_500);
+    const now = await moduleCopied(stack);
+    if (now === last) return now;
+    last = now;
+  }
+  throw new Error('the sweeps did not settle in 60 s');
+}
 
 /** Polls until `cond` holds, at most `ms`. */
 async function until(cond: () => Promise<boolean>, ms: number, what: string): Promise<void> {
@@ -230,6 +246,32 @@ describe('two pairs on one database', () => {
     );
     for (let i = 0; i < 12; i += 1) expect((await call(b, fresh)).status).toBe(401);
   }, 90_000);
+
+  test("each worker copies the table's records ahead of any request, and a change drops only the copy of the id it changed", async () => {
+    // docs/decisions/20261129-worker-copies-kept.md: after a load every worker sweeps the table
+    // into its own copies; a change names its ids (the `#changed:` slots), so the others stay.
+    const known = await keys(a, 10);
+    const { id, token } = await newKey(a);
+    await sleep(100);
+    const copied = await settledCopies(b);
+    // Every record, in each worker (at least one), the new ones included.
+    expect(copied).toBeGreaterThanOrEqual(await recordsHeld(b));
+
+    const rotated = await callStack(a, `${CLIENTS}/${id}/rotate`, {
+      method: 'POST',
+      headers: apk(a.adminKey),
+      json: { grace_period_seconds: 0 },
+    });
+    expect(rotated.status, rotated.text).toBe(200);
+    const fresh = (rotated.json as { token: string }).token;
+    await until(async () => (await call(b, token)).status === 401, 5_000, 'the old secret refused');
+    expect((await call(b, fresh)).status).toBe(200);
+    // Not swept again: the copies of every other record were kept through the change.
+    expect(await settledCopies(b)).toBe(copied);
+    const asked = await apiKeyQuestions(metricsUrl(b));
+    for (const k of known) expect((await call(b, k.token)).status).toBe(200);
+    expect(await apiKeyQuestions(metricsUrl(b))).toBe(asked);
+  }, 120_000);
 
   test('the feed cut and a client deleted at once: refused within a second of the feed coming back; known keys are not asked about again', async () => {
     const known = await keys(a, 20);

@@ -82,3 +82,18 @@ case("key_table: a record with rules carries them to the identity; bad rules are
   eq(key_table.decode("\1" .. string.char(2) .. H1 .. "n", "12").identity.permissions, nil,
     "no rules flag: everything")
 end)
+
+case("key_table: a change's slot names its version and its ids, or * past a slot's ids", function()
+  local contract = require("gateway.contract")
+  local version = 1764400000 * 1000000 + 7
+  eq(key_table.changed_text(version, { { "12" }, { "900", "bytes" } }), "1764400000000007 12 900",
+    "ids, deletions and stores alike, the version whole (not 1.76e+15)")
+  eq(key_table.changed_text(version, {}), "1764400000000007", "no id")
+  local many = {}
+  for i = 1, contract.key_table.changes.ids do
+    many[i] = { tostring(i) }
+  end
+  eq(#key_table.changed_text(version, many) > 20, true, "as many ids as a slot holds: listed")
+  many[#many + 1] = { "99" }
+  eq(key_table.changed_text(version, many), "1764400000000007 *", "one more: every copy goes")
+end)
