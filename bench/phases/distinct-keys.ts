@@ -13,6 +13,7 @@ import {
   type KeyTableState,
   type LuaCounters,
   waitForKeyTable,
+  waitForSweep,
 } from '../stack/nginx-control.js';
 import { RANDOM_CREDENTIAL } from '../wrk/lua.js';
 import { type Aggregate, aggregate } from './aggregate.js';
@@ -84,6 +85,12 @@ export async function measureDistinctKeys(ctx: PhaseContext): Promise<DistinctKe
         (wait.state
           ? `B's key table ${wait.settled ? 'holds' : 'DID NOT SETTLE at'} ${wait.state.records} records after ${wait.seconds.toFixed(1)} s`
           : 'B has no key table (nginx asks its sidecar about each new key)'),
+    );
+    // Each worker of B copies the table's records after a change it cannot follow (the SQL
+    // insert's batches name more ids than a change slot holds): measured once that is done.
+    const sweep = await waitForSweep(socket, SETTLE_TIMEOUT_MS);
+    ctx.say(
+      `  ${size} keys: B's workers copied ${sweep.copied} records in all, settled after ${sweep.seconds.toFixed(1)} s${sweep.settled ? '' : ' (STILL COPYING)'}`,
     );
     const file = join(dir, `keys-${size}.txt`);
     await writeCredentialFile(file, keys, size);

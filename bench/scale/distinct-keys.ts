@@ -22,6 +22,7 @@ import {
   type LuaCounters,
   nginxSharedMemory,
   waitForKeyTable,
+  waitForSweep,
 } from '../stack/nginx-control.js';
 import { startSharedDatabase } from '../stack/postgres.js';
 import { startStaticUpstream } from '../stack/static-upstream.js';
@@ -40,6 +41,8 @@ export interface ScaleDistinctKeys {
   loadWaitSeconds: number;
   /** False: the replica was full, or not complete within 600 s (loadWaitSeconds: the wait). */
   settled: boolean;
+  /** nginx's workers sweeping the loaded table into their copies: records copied (all workers), the wait. */
+  sweep: { copied: number; seconds: number; settled: boolean };
   keyTable: KeyTableState | null;
   /** The key table's size setting the gateway ran with (null: the settings have none). */
   keyTableSize: string | null;
@@ -149,6 +152,11 @@ export async function measureScaleDistinctKeys(
       ? `distinct keys: the replica ${wait.settled ? 'holds' : 'DID NOT COMPLETE with'} ${wait.state.records} records ${loadWaitSeconds.toFixed(1)} s after the gateway's start`
       : 'distinct keys: this gateway has no key table (nginx asks its sidecar about each key)',
   );
+  // Measured once each worker has copied the table (a pair some seconds after its start).
+  const sweep = await waitForSweep(socket, 300_000);
+  say(
+    `distinct keys: nginx's workers copied ${sweep.copied} records ${sweep.seconds.toFixed(1)} s after the load${sweep.settled ? '' : ' (STILL COPYING)'}`,
+  );
   const baseline = await startBaseline(join(dir, 'keys-baseline'), gw.configDir);
   cleanup.add('baseline nginx (distinct keys)', baseline.stop);
 
@@ -224,6 +232,7 @@ export async function measureScaleDistinctKeys(
     insertSeconds: made.seconds,
     loadWaitSeconds,
     settled: wait.settled,
+    sweep,
     keyTable: after ?? wait.state,
     keyTableSize: knowsKeyTable ? o.keyTableSize : null,
     sidecarGauges: await sidecarGauges(gw.metricsUrl),

@@ -380,6 +380,12 @@ function distinctTable(r: ScaleDistinctKeys): string {
       '',
     ],
     [
+      "nginx's workers copying the table after the load (module_copied)",
+      `${r.sweep.copied} records copied in all workers, settled ${r.sweep.seconds.toFixed(1)} s after the load${r.sweep.settled ? '' : ' (STILL COPYING when measured)'}`,
+      '(reference)',
+      '',
+    ],
+    [
       'nginx asked its sidecar during the gateway runs (cache_miss)',
       r.counters
         ? `${r.counters.cache_miss ?? 0} times for ${r.gateway.requests} requests (key_hit ${r.counters.key_hit ?? 0}, module_hit ${r.counters.module_hit ?? 0})`

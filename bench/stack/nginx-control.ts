@@ -130,6 +130,34 @@ export async function waitForKeyTable(
   }
 }
 
+/**
+ * Waits until nginx's workers have swept the key table into their own copies
+ * (docs/decisions/20261129-worker-copies-kept.md): the module's `module_copied` count no longer
+ * grows over SWEEP_QUIET_MS (the sweeps tick every second while idle). Gives what they copied
+ * and the seconds waited; `settled` false when `timeoutMs` passed first, and at once (copied 0)
+ * for an nginx that does not count copies.
+ */
+export async function waitForSweep(
+  socket: string,
+  timeoutMs: number,
+): Promise<{ copied: number; seconds: number; settled: boolean }> {
+  const started = performance.now();
+  const read = async () => (await luaCounters(socket))?.module_copied;
+  let last = await read();
+  if (last === undefined) return { copied: 0, seconds: 0, settled: true };
+  for (;;) {
+    await new Promise((r) => setTimeout(r, SWEEP_QUIET_MS));
+    const now: number = (await read()) ?? last;
+    const seconds = (performance.now() - started) / 1000;
+    if (now === last) return { copied: now, seconds, settled: true };
+    last = now;
+    if (performance.now() - started > timeoutMs) return { copied: now, seconds, settled: false };
+  }
+}
+
+/** Longer than the sweeps' idle tick (1 s), so that a quiet count is a finished sweep. */
+const SWEEP_QUIET_MS = 2_500;
+
 /** One shared-memory mapping of nginx (a zone: a shared dict, the decision cache, ...). */
 export interface SharedMapping {
   sizeKb: number;
