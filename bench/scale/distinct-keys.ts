@@ -8,6 +8,7 @@ import { createPool } from '../../sidecar/db/pool.js';
 import { silentLogger } from '../../sidecar/log.js';
 import type { Cleanup } from '../cleanup.js';
 import { type CpuSplit, cpuWindow } from '../cpu-split.js';
+import { childrenPrivateMb } from '../rss.js';
 import { renderGatewayConfig } from '../stack/app-upstream.js';
 import { startBaseline } from '../stack/baseline.js';
 import { insertKeyedClients, writeCredentialFile } from '../stack/distinct-keys.js';
@@ -43,6 +44,8 @@ export interface ScaleDistinctKeys {
   settled: boolean;
   /** nginx's workers sweeping the loaded table into their copies: records copied (all workers), the wait. */
   sweep: { copied: number; seconds: number; settled: boolean };
+  /** Each nginx worker's private resident memory after the runs, MB (its copies of the records among it). */
+  workersPrivateMb: number[];
   keyTable: KeyTableState | null;
   /** The key table's size setting the gateway ran with (null: the settings have none). */
   keyTableSize: string | null;
@@ -237,6 +240,7 @@ export async function measureScaleDistinctKeys(
     keyTableSize: knowsKeyTable ? o.keyTableSize : null,
     sidecarGauges: await sidecarGauges(gw.metricsUrl),
     sharedMemory: await nginxSharedMemory(gw.pids.nginx),
+    workersPrivateMb: childrenPrivateMb(gw.pids.nginx),
     baseline: b,
     gateway: g,
     errors: errorsOf(runs.baseline) + errorsOf(runs.gateway),

@@ -381,7 +381,8 @@ function distinctTable(r: ScaleDistinctKeys): string {
     ],
     [
       "nginx's workers copying the table after the load (module_copied)",
-      `${r.sweep.copied} records copied in all workers, settled ${r.sweep.seconds.toFixed(1)} s after the load${r.sweep.settled ? '' : ' (STILL COPYING when measured)'}`,
+      `${r.sweep.copied} records copied in all workers, settled ${r.sweep.seconds.toFixed(1)} s after the load${r.sweep.settled ? '' : ' (STILL COPYING when measured)'}; ` +
+        `each worker's private memory after the runs ${r.workersPrivateMb.map((mb) => mb.toFixed(0)).join(', ')} MB`,
       '(reference)',
       '',
     ],
