@@ -99,11 +99,12 @@ export async function measureDistinctKeys(ctx: PhaseContext): Promise<DistinctKe
     const gateway: Target = { ...t.apk, name: `B ${size} keys` };
     for (const target of [baseline, gateway]) {
       // The gateway's warm-up lasts until every key has been presented WARM_PRESENTATIONS times
-      // on average (at most WARM_MAX_S): each nginx worker copies a record from the shared dict
-      // the first time it decides that key (docs/decisions/20261128-worker-record-copies.md),
-      // and the row is a gateway that has served its callers before, not its first pass over
-      // them (with 3 s at 10^5 keys each worker had seen about a third of them, and the rounds
-      // rose from 0.86 to 0.92 as they went on). The baseline keeps nothing per key.
+      // on average (at most WARM_MAX_S). It is how the workers' copies of the records got warm
+      // before they were swept ahead of requests (with 3 s at 10^5 keys each worker had seen
+      // about a third of them, and the rounds rose from 0.86 to 0.92); since the sweep
+      // (waitForSweep above, docs/decisions/20261129-worker-copies-kept.md) it only adds
+      // presentations, kept so that the row's method did not change with the module. The
+      // baseline keeps nothing per key.
       let requests = 0;
       let seconds = 0;
       do {
