@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 
 /** Resident memory of a process in MB, from /proc (Linux), or NaN when it cannot be read. */
 export function rssMb(pid: number | undefined): number {
@@ -10,27 +10,6 @@ export function rssMb(pid: number | undefined): number {
   } catch {
     return Number.NaN;
   }
-}
-
-/**
- * The private resident memory (RssAnon: not the shared zones, not the binary) of each child of
- * `parent` in MB, from /proc: an nginx master's workers, which keep their own copies of the
- * key table's records.
- */
-export function childrenPrivateMb(parent: number | undefined): number[] {
-  if (parent === undefined) return [];
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const status = readFileSync(`/proc/${name}/status`, 'utf8');
-      if (Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]) !== parent) continue;
-      out.push(Number(/^RssAnon:\s+(\d+)\s+kB/m.exec(status)?.[1]) / 1024);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
 }
 
 /** Samples a process's RSS every `everyMs` until stopped; returns the highest sample. */

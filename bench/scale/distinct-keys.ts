@@ -8,7 +8,6 @@ import { createPool } from '../../sidecar/db/pool.js';
 import { silentLogger } from '../../sidecar/log.js';
 import type { Cleanup } from '../cleanup.js';
 import { type CpuSplit, cpuWindow } from '../cpu-split.js';
-import { childrenPrivateMb } from '../rss.js';
 import { renderGatewayConfig } from '../stack/app-upstream.js';
 import { startBaseline } from '../stack/baseline.js';
 import { insertKeyedClients, writeCredentialFile } from '../stack/distinct-keys.js';
@@ -22,6 +21,7 @@ import {
   keyTableState,
   type LuaCounters,
   nginxSharedMemory,
+  nginxWorkersPrivateMb,
   waitForKeyTable,
   waitForSweep,
 } from '../stack/nginx-control.js';
@@ -240,7 +240,7 @@ export async function measureScaleDistinctKeys(
     keyTableSize: knowsKeyTable ? o.keyTableSize : null,
     sidecarGauges: await sidecarGauges(gw.metricsUrl),
     sharedMemory: await nginxSharedMemory(gw.pids.nginx),
-    workersPrivateMb: childrenPrivateMb(gw.pids.nginx),
+    workersPrivateMb: await nginxWorkersPrivateMb(gw.pids.nginx),
     baseline: b,
     gateway: g,
     errors: errorsOf(runs.baseline) + errorsOf(runs.gateway),

@@ -213,6 +213,21 @@ export async function nginxSharedMemory(
   return { zones, totalMb: zones.reduce((a, z) => a + z.sizeMb, 0) };
 }
 
+/**
+ * The private resident memory (RssAnon: not the shared zones, not the binary) of each of an
+ * nginx master's children in MB, from /proc: its workers, which keep their own copies of the
+ * key table's records. [] without /proc access.
+ */
+export async function nginxWorkersPrivateMb(masterPid: number | undefined): Promise<number[]> {
+  if (masterPid === undefined) return [];
+  const out: number[] = [];
+  for (const pid of await childrenOf(masterPid)) {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => null);
+    if (status !== null) out.push(Number(/^RssAnon:\s+(\d+)\s+kB/m.exec(status)?.[1]) / 1024);
+  }
+  return out;
+}
+
 async function childrenOf(pid: number): Promise<number[]> {
   const tasks = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
   const children: number[] = [];
