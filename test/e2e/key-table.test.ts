@@ -75,6 +75,17 @@ async function settledCopies(stack: NativeStack): Promise<number> {
   throw new Error('the sweeps did not settle in 60 s');
 }
 
+/** Rotates client `id`'s key with no grace (the old secret stops at once): its new token. */
+async function rotateNow(stack: Stack, id: number): Promise<string> {
+  const rotated = await callStack(stack, `${CLIENTS}/${id}/rotate`, {
+    method: 'POST',
+    headers: apk(stack.adminKey),
+    json: { grace_period_seconds: 0 },
+  });
+  expect(rotated.status, rotated.text).toBe(200);
+  return (rotated.json as { token: string }).token;
+}
+
 /** Polls until `cond` holds, at most `ms`. */
 async function until(cond: () => Promise<boolean>, ms: number, what: string): Promise<void> {
   const started = Date.now();
@@ -226,13 +237,7 @@ describe('two pairs on one database', () => {
     for (let i = 0; i < 30; i += 1) expect((await call(b, token)).status).toBe(200);
     expect((await moduleHits(b)) - hits).toBe(30);
 
-    const rotated = await callStack(a, `${CLIENTS}/${id}/rotate`, {
-      method: 'POST',
-      headers: apk(a.adminKey),
-      json: { grace_period_seconds: 0 },
-    });
-    expect(rotated.status, rotated.text).toBe(200);
-    const fresh = (rotated.json as { token: string }).token;
+    const fresh = await rotateNow(a, id);
     await until(async () => (await call(b, token)).status === 401, 5_000, 'the old secret refused');
     // Fewer than the id's failure budget (20): past it the answer would be 429.
     for (let i = 0; i < 12; i += 1) expect((await call(b, token)).status).toBe(401);
@@ -257,13 +262,7 @@ describe('two pairs on one database', () => {
     // Every record, in each worker (at least one), the new ones included.
     expect(copied).toBeGreaterThanOrEqual(await recordsHeld(b));
 
-    const rotated = await callStack(a, `${CLIENTS}/${id}/rotate`, {
-      method: 'POST',
-      headers: apk(a.adminKey),
-      json: { grace_period_seconds: 0 },
-    });
-    expect(rotated.status, rotated.text).toBe(200);
-    const fresh = (rotated.json as { token: string }).token;
+    const fresh = await rotateNow(a, id);
     await until(async () => (await call(b, token)).status === 401, 5_000, 'the old secret refused');
     expect((await call(b, fresh)).status).toBe(200);
     // Not swept again: the copies of every other record were kept through the change.
