@@ -76,8 +76,8 @@ function M.usage()
 end
 
 -- The key table's replica (gateway.key_table): GET its state; POST ?op=load&position=P (a new
--- load from feed position P), ?op=apply&position=P[&complete=1] with lines of records
--- (gateway.key_table.parse_line), ?op=drop. 409 for an apply with no load under way or done
+-- load from feed position P), ?op=apply[&position=P][&complete=1][&renew=1][&live=S] with lines
+-- of records (gateway.key_table.parse_line; renew and live: gateway.key_table.apply), ?op=drop. 409 for an apply with no load under way or done
 -- (nginx restarted: the sidecar loads it again), 400 for anything malformed.
 local POSITION = "^[0-9a-f]+:%d+$"
 local NO_KEY_TABLE = '{"errors":[{"code":"NOT_FOUND","message":"This nginx holds no key table."}]}'
@@ -116,7 +116,15 @@ function M.key_table()
     return respond.json(413, contract.answers.bad_request.body)
   end
   local trust_s = tonumber(ngx.var[contract.key_table.trust_variable]) or 0
-  local state, why = key_table.apply(body, position, args.complete == "1", trust_s)
+  local live_s = nil
+  if args.live ~= nil then
+    live_s = type(args.live) == "string" and args.live:find("^%d+%.?%d*$") and tonumber(args.live)
+    if not live_s then
+      return respond.json(400, contract.answers.bad_request.body)
+    end
+  end
+  local state, why =
+    key_table.apply(body, position, args.complete == "1", trust_s, args.renew == "1", live_s)
   if not state then
     if why == "empty" then
       ngx.status = 409

@@ -294,11 +294,15 @@ function M.changed_text(version, changes)
   return table.concat(parts, " ")
 end
 
--- Applies `body` (lines, M.parse_line) and sets the replica's `position`; `complete`: the load
--- is done. While complete, every apply also renews the trust (`trust_s`) and the liveness.
+-- Applies `body` (lines, M.parse_line) and sets the replica's `position` (nil: kept); `complete`:
+-- the load is done. Trust and liveness move only when the sidecar says so: `renew` (a heartbeat
+-- delivered with every change before it applied) renews the trust for `trust_s`; `live_s`
+-- (a number) makes an absent id nobody's for that many seconds from now, 0 withdraws it at once
+-- (a notice is pending: ids not held are asked about until it is applied). An apply of records
+-- alone changes neither (docs/decisions/20261201-no-change-skipped.md).
 -- Returns the state, or nil and why ("empty": no load under way or done; "bad": a malformed
 -- line, then nothing was applied).
-function M.apply(body, position, complete, trust_s)
+function M.apply(body, position, complete, trust_s, renew, live_s)
   forget()
   local phase = dict:get(STATE.phase)
   if phase ~= "loading" and phase ~= "complete" then
@@ -341,8 +345,12 @@ function M.apply(body, position, complete, trust_s)
     phase = "complete"
   end
   if phase == "complete" then
-    dict:set(STATE.trusted_until, now + trust_s)
-    dict:set(STATE.live_until, now + T.live_seconds)
+    if renew then
+      dict:set(STATE.trusted_until, now + trust_s)
+    end
+    if live_s then
+      dict:set(STATE.live_until, live_s > 0 and now + math.min(live_s, T.live_seconds) or 0)
+    end
   end
   return state()
 end

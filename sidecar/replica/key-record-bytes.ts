@@ -57,6 +57,15 @@ export function keyRecordBytes(row: KeyTableRow): Buffer {
 /** The record a deleted client leaves: its id is nobody's while the replica is trusted. */
 export const GONE_RECORD: Buffer = Buffer.from([KEY_RECORD.version, KEY_RECORD.flags.gone]);
 
+/**
+ * The record of an id in doubt: a change to it was notified but its row could not be read (a
+ * lock, a refused connection, a terminated backend). Format 0, which neither the Lua code nor
+ * the nginx module decodes, so nginx neither uses an old record nor refuses the id as nobody's:
+ * it asks the sidecar, which asks PostgreSQL (503 while it cannot answer). The next catch-up
+ * replaces it with the row as it is (docs/decisions/20261201-no-change-skipped.md).
+ */
+export const DOUBT_RECORD: Buffer = Buffer.from([0, 0]);
+
 function hash(value: Buffer): Buffer {
   if (value.length !== KEY_RECORD.hashBytes) throw new Error('a key hash is 32 bytes');
   return value;

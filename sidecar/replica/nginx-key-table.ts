@@ -22,6 +22,13 @@ export interface KeyTableChange {
   record: Buffer | null;
 }
 
+/** How an apply moves nginx's trust and liveness (NginxKeyTable.apply). */
+export interface ApplyOptions {
+  complete?: boolean;
+  renew?: boolean;
+  liveS?: number;
+}
+
 /** The answer of nginx: its state; `absent` (no replica in its configuration); `empty` (an
  * apply with no load under way or done: nginx restarted); `unreachable` (logged by the caller). */
 export type KeyTableAnswer =
@@ -75,15 +82,21 @@ export class NginxKeyTable {
   }
 
   /**
-   * Applies `changes` and records `position`; `complete` ends a load. While the replica is
-   * complete, nginx also renews its trust in it (the feed is live).
+   * Applies `changes` and records `position` (null: kept). `complete` ends a load. Trust and
+   * liveness move only as `options` say (lua/gateway/key_table.lua's apply): `renew` renews
+   * nginx's trust in its replica, `liveS` makes an id it does not hold nobody's for that many
+   * seconds (0: withdrawn until a later apply says otherwise).
    */
   apply(
     changes: readonly KeyTableChange[],
-    position: string,
-    complete = false,
+    position: string | null,
+    options: ApplyOptions = {},
   ): Promise<KeyTableAnswer> {
-    const query = `op=apply&position=${encodeURIComponent(position)}${complete ? '&complete=1' : ''}`;
+    let query = 'op=apply';
+    if (position !== null) query += `&position=${encodeURIComponent(position)}`;
+    if (options.complete) query += '&complete=1';
+    if (options.renew) query += '&renew=1';
+    if (options.liveS !== undefined) query += `&live=${Math.max(0, options.liveS).toFixed(3)}`;
     return this.call('POST', query, applyBody(changes));
   }
 

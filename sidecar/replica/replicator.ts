@@ -1,3 +1,4 @@
+import { KEY_TABLE } from '../../common/contract.js';
 import type { ApiClientRow } from '../clients/api-client.js';
 import type { Logger } from '../log.js';
 import type { DecisionInvalidator } from '../revocation/nginx-control.js';
@@ -7,7 +8,7 @@ import {
   formatPosition,
   parsePosition,
 } from './change-feed.js';
-import { GONE_RECORD, type KeyTableRow, keyRecordBytes } from './key-record-bytes.js';
+import { DOUBT_RECORD, GONE_RECORD, type KeyTableRow, keyRecordBytes } from './key-record-bytes.js';
 import type {
   KeyTableAnswer,
   KeyTableChange,
@@ -30,8 +31,11 @@ export interface FeedFollower {
    * (its decisions and its replica), or drop every decision when that cannot be told.
    */
   resume(): Promise<void>;
-  /** The feed is live at `head` (read on the LISTEN connection, which just answered). */
-  heartbeat(head: FeedPosition): Promise<void>;
+  /**
+   * A heartbeat of this sidecar's came back on the LISTEN connection, every notice before it
+   * handed over: the feed was at `head` when it was sent, `sentAt` (performance.now()).
+   */
+  heartbeat(head: FeedPosition, sentAt: number): Promise<void>;
 }
 
 /** Changes are kept in the feed this long: a replica older than that is loaded again. */
@@ -85,6 +89,16 @@ export class KeyTableReplicator implements FeedFollower {
   private pruneTimer: NodeJS.Timeout | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private readonly mirror = new SubjectMirror();
+  /**
+   * A change was notified that could not be applied (its rows not read): its ids are in doubt
+   * in nginx (DOUBT_RECORD), the position stays where it is and no heartbeat renews the trust
+   * until a catch-up from the position has read them (docs/decisions/20261201-no-change-skipped.md).
+   */
+  private unapplied = false;
+  /** Changes notified and not yet applied: while any is, an id nginx does not hold is asked. */
+  private pending = 0;
+  /** When the last heartbeat that came back was sent (performance.now()), or null. */
+  private beatSentAt: number | null = null;
 
   constructor(
     private readonly feed: ChangeFeed,
@@ -151,29 +165,83 @@ export class KeyTableReplicator implements FeedFollower {
         // the row the change replaced.
         this.mirror.drop(ids);
         const ok = await this.markers.clients(ids);
-        await this.changed(ids);
+        await this.changed(ids, true);
         return ok;
       },
       created: async (ids) => {
         const ok = await this.markers.created(ids);
-        await this.changed(ids);
+        await this.changed(ids, false);
         return ok;
       },
       all: () => this.markers.all(),
     };
   }
 
-  /** Clients `ids` changed (created, updated, deleted): their records as they are now. */
-  changed(ids: readonly number[]): Promise<void> {
+  /**
+   * Clients `ids` changed (created, updated, deleted): their records as they are now. `held`:
+   * ids nginx may hold a record of (an update or a deletion), which it stops using at once: in
+   * doubt until their rows are read, however long that takes (a lock, a database away).
+   */
+  async changed(ids: readonly number[], held = true): Promise<void> {
     // With no replica there is nothing to do. Otherwise queued, also while a load is under way:
     // a change committed after the load's catch-up read is in no batch of it, and would be lost
     // (the heartbeat then moves the position past it); queued, it runs once the load is done.
     if (this.phase === 'off' || ids.length === 0) return Promise.resolve();
+    // Not nobody's until applied: a client created a moment ago may be among them.
+    this.pending += 1;
+    if (this.phase === 'complete') {
+      const doubted = held ? ids.map((id) => ({ id, record: DOUBT_RECORD })) : [];
+      const answer = await this.nginx.apply(doubted, null, { liveS: 0 });
+      if (answer.kind !== 'state' && held) {
+        // nginx could not be told to stop using what it holds of them: loaded again.
+        this.handle(answer, 'doubt');
+        if (answer.kind !== 'absent') {
+          this.phase = 'unknown';
+          this.position = null;
+        }
+      }
+    }
     return this.run(async () => {
-      if (this.phase !== 'complete') return;
-      const head = await this.feed.head();
-      await this.push(ids, head, false);
+      try {
+        if (this.phase !== 'complete') return;
+        try {
+          await this.push(ids, null, false, true);
+        } catch (err) {
+          await this.doubt(ids);
+          throw err;
+        }
+      } finally {
+        this.pending -= 1;
+      }
     });
+  }
+
+  /**
+   * The rows of `ids` could not be read: nginx drops what it holds of them and asks about them
+   * (never the old record, never "nobody's"), and the replica catches up from its position.
+   */
+  private async doubt(ids: readonly number[]): Promise<void> {
+    this.unapplied = true;
+    this.log.warn('a change could not be read; its clients are asked about until caught up', {
+      clients: ids.length,
+    });
+    const answer = await this.nginx.apply(
+      ids.map((id) => ({ id, record: DOUBT_RECORD })),
+      null,
+      { liveS: 0 },
+    );
+    if (answer.kind !== 'state') {
+      // nginx holds what it cannot be told to drop: it is loaded again.
+      this.handle(answer, 'doubt');
+      this.phase = this.phase === 'off' ? 'off' : 'unknown';
+      this.position = null;
+    }
+  }
+
+  /** Seconds an absent id may still be nobody's after the last heartbeat that came back. */
+  private liveLeft(): number {
+    if (this.beatSentAt === null) return 0;
+    return Math.max(0, KEY_TABLE.liveSeconds - (performance.now() - this.beatSentAt) / 1000);
   }
 
   resume(): Promise<void> {
@@ -204,8 +272,15 @@ export class KeyTableReplicator implements FeedFollower {
       return;
     }
     await this.invalidate(since.rows);
-    if (this.phase === 'complete') await this.push(since.rows, since.head, false);
-    else this.position = since.head;
+    if (this.phase === 'complete') {
+      try {
+        await this.push(since.rows, since.head, false);
+      } catch (err) {
+        await this.doubt(since.rows);
+        throw err;
+      }
+      this.unapplied = false;
+    } else this.position = since.head;
     if (since.rows.length > 0) {
       this.log.info('caught up with the change feed', { changed: since.rows.length });
     }
@@ -239,10 +314,27 @@ export class KeyTableReplicator implements FeedFollower {
     );
   }
 
-  heartbeat(head: FeedPosition): Promise<void> {
+  heartbeat(head: FeedPosition, sentAt: number): Promise<void> {
     // A load or a catch-up under way says more than a heartbeat; the next one comes in a second.
     if (this.busy) return Promise.resolve();
     return this.run(async () => {
+      if (this.unapplied && this.phase === 'complete' && this.position) {
+        // A change was not applied: read everything since the position again before anything
+        // is renewed (a failure leaves it in doubt, and the next heartbeat tries again).
+        const since = await this.feed.changedSince(this.position.position);
+        if (!since || since.head.epoch !== this.position.epoch) {
+          this.phase = 'unknown';
+          this.position = null;
+          await this.resumeUnlocked();
+          return;
+        }
+        await this.invalidate(since.rows);
+        await this.push(since.rows, since.head, false);
+        this.unapplied = false;
+        this.log.info('caught up with the change feed after a change that could not be read', {
+          changed: since.rows.length,
+        });
+      }
       if (this.position && this.position.epoch !== head.epoch) {
         this.log.warn(
           'the change feed belongs to another database now; loading the key table again',
@@ -258,13 +350,19 @@ export class KeyTableReplicator implements FeedFollower {
         if (this.position) this.position = head;
         return;
       }
-      if (this.phase !== 'complete' || !this.position) return;
+      if (this.phase !== 'complete' || !this.position || this.unapplied) return;
       this.lagPositions = Math.max(0, head.position - this.position.position);
-      // Positions between ours and the head are changes whose notices are on their way; a
-      // catch-up re-reads a margin before its position (change-feed.ts), so taking the head
-      // here loses none of them.
+      // The heartbeat came back after every notice sent before it, and each was applied (none
+      // pending, none in doubt): the replica holds every change up to `head`, but for one whose
+      // position was taken before and committed after (a catch-up re-reads a margin before its
+      // position, change-feed.ts; its notice is on its way).
       const position = head.position > this.position.position ? head : this.position;
-      this.handle(await this.nginx.apply([], formatPosition(position)), 'renew');
+      this.beatSentAt = sentAt;
+      const live = this.pending > 0 ? 0 : this.liveLeft();
+      this.handle(
+        await this.nginx.apply([], formatPosition(position), { renew: true, liveS: live }),
+        'renew',
+      );
       if (this.phase === 'complete') this.position = position;
     });
   }
@@ -297,6 +395,9 @@ export class KeyTableReplicator implements FeedFollower {
   /** Loads every client into nginx's replica, then what changed meanwhile, and completes it. */
   private async load(): Promise<void> {
     const started = performance.now();
+    // Everything is read again: nothing is in doubt once it completes, and nothing is trusted
+    // before.
+    this.unapplied = false;
     this.mirror.clear();
     const since = this.mirror.reading();
     const head = await this.feed.head();
@@ -307,6 +408,7 @@ export class KeyTableReplicator implements FeedFollower {
     for await (const rows of this.feed.all(this.batchSize)) {
       this.mirror.put(rows, since);
       if (!this.handle(await this.nginx.apply(rows.map(change), at), 'load')) return;
+
       records += rows.length;
     }
     const changed = await this.feed.changedSince(head.position);
@@ -326,11 +428,17 @@ export class KeyTableReplicator implements FeedFollower {
     });
   }
 
-  /** The records of `ids` as they are now (absent: deleted, GONE_RECORD) into nginx, at `head`. */
+  /**
+   * The records of `ids` as they are now (absent: deleted, GONE_RECORD) into nginx, and the
+   * position `head` (a load's or a catch-up's; null for notified changes, which never move it:
+   * only a heartbeat or a catch-up does).
+   */
   private async push(
     ids: readonly number[],
-    head: FeedPosition,
+    head: FeedPosition | null,
     complete: boolean,
+    /** The last change pending: its apply gives nginx back the liveness it withdrew. */
+    notified = false,
   ): Promise<boolean> {
     const since = this.mirror.reading();
     const rows = await this.feed.records(ids);
@@ -346,16 +454,22 @@ export class KeyTableReplicator implements FeedFollower {
     });
     for (let i = 0; i < changes.length || (i === 0 && complete); i += this.batchSize) {
       const last = i + this.batchSize >= changes.length;
+      const done = complete && last;
       const answer = await this.nginx.apply(
         changes.slice(i, i + this.batchSize),
-        formatPosition(head),
-        complete && last,
+        head ? formatPosition(head) : null,
+        // A load just read every row: trusted, and live as the last heartbeat left it.
+        done
+          ? { complete: true, renew: true, liveS: this.liveLeft() }
+          : last && notified && this.pending <= 1 && !this.unapplied
+            ? { liveS: this.liveLeft() }
+            : {},
       );
       if (!this.handle(answer, 'apply')) return false;
     }
     if (complete || this.phase === 'complete') {
       this.phase = 'complete';
-      this.position = head;
+      if (head) this.position = head;
     }
     return true;
   }

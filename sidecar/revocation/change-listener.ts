@@ -1,10 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { CLIENT_CHANGES_CHANNEL } from '../../common/contract.js';
+import { BEAT_NOTICE_PREFIX, CLIENT_CHANGES_CHANNEL } from '../../common/contract.js';
 import type { Logger } from '../log.js';
 import type { SidecarMetrics } from '../metrics/sidecar-metrics.js';
-import { ChangeFeed } from '../replica/change-feed.js';
+import type { FeedPosition } from '../replica/change-feed.js';
 import type { FeedFollower } from '../replica/replicator.js';
-import { type ChangeNotice, parseChangeNotice } from './change-notice.js';
+import { type ChangeNotice, parseBeatNotice, parseChangeNotice } from './change-notice.js';
 import type { DecisionInvalidator } from './nginx-control.js';
 
 export interface ChangeListenerOptions {
@@ -20,8 +21,14 @@ export interface ChangeListenerOptions {
    * dropping every decision, and hears once a second that the feed is live.
    */
   follower?: FeedFollower | null;
-  /** How often the feed's liveness is checked on the LISTEN connection. */
+  /** How often a heartbeat is sent through NOTIFY (and must come back on the LISTEN connection). */
   heartbeatMs?: number;
+  /**
+   * How long the LISTEN connection may deliver none of this sidecar's heartbeats before it is
+   * taken for lost (a half-dead socket, a pooler in transaction mode): then reconnected and
+   * caught up. Default 3 heartbeats, within the key table's live window.
+   */
+  silenceMs?: number;
 }
 
 /**
@@ -53,6 +60,15 @@ export class ChangeListener {
   private markReady: () => void = () => {};
   /** Connections made so far (tests and metrics read it). */
   connections = 0;
+  /** This sidecar's name in its heartbeats (others' are ignored). */
+  private readonly sender = randomBytes(8).toString('hex');
+  /** Heartbeats sent: their number → when (performance.now()). */
+  private beatsSent = new Map<number, number>();
+  private beatsMade = 0;
+  /** When the last of this sidecar's heartbeats came back (performance.now()). */
+  private beatReceivedAt = 0;
+  /** A heartbeat received, handed over once every notice before it is. */
+  private pendingBeat: { head: FeedPosition; sentAt: number } | null = null;
 
   constructor(private readonly options: ChangeListenerOptions) {
     this.ready = new Promise((resolve) => {
@@ -89,6 +105,10 @@ export class ChangeListener {
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client, new Error('connection ended')));
     client.on('notification', (message) => {
+      if (message.payload?.startsWith(BEAT_NOTICE_PREFIX)) {
+        if (this.client === client) this.received(message.payload);
+        return;
+      }
       const notice = parseChangeNotice(message.payload);
       if (notice) this.enqueue(notice);
     });
@@ -125,23 +145,62 @@ export class ChangeListener {
     this.markReady();
   }
 
-  /** Reads the feed's head on `client` every heartbeat, for the follower; a failure is a loss. */
+  /**
+   * Sends a heartbeat through NOTIFY on `client` every heartbeatMs: the feed's head as its own
+   * statement saw it, which comes back on this same connection after every notice committed
+   * before it. Only a heartbeat that comes back tells the follower the feed is live; none for
+   * silenceMs and the connection is lost (it answers queries but delivers nothing).
+   */
   private beat(client: pg.Client, follower: FeedFollower): void {
-    const feed = new ChangeFeed(client);
+    this.beatReceivedAt = performance.now();
+    this.beatsSent.clear();
+    this.pendingBeat = null;
+    const every = this.options.heartbeatMs ?? 1_000;
+    const silence = this.options.silenceMs ?? 3 * every;
     const next = () => {
       this.heartbeatTimer = setTimeout(async () => {
         if (this.client !== client) return;
+        if (performance.now() - this.beatReceivedAt > silence) {
+          this.lost(client, new Error(`no heartbeat came back within ${silence} ms`));
+          return;
+        }
+        const n = ++this.beatsMade;
+        this.beatsSent.set(n, performance.now());
+        // Sent ones never answered are forgotten after a while.
+        for (const old of this.beatsSent.keys()) if (old < n - 64) this.beatsSent.delete(old);
         try {
-          await follower.heartbeat(await feed.head());
+          await client.query(
+            `SELECT pg_notify($1, $2 || epoch || ':' || GREATEST(
+                      COALESCE((SELECT max(position) FROM api_client_feed), 0), pruned_through))
+               FROM api_client_feed_epoch`,
+            [CLIENT_CHANGES_CHANNEL, `${BEAT_NOTICE_PREFIX}${this.sender}:${n}:`],
+          );
         } catch (err) {
           this.lost(client, err as Error);
           return;
         }
         next();
-      }, this.options.heartbeatMs ?? 1_000);
+      }, every);
       this.heartbeatTimer.unref();
     };
+    this.follower = follower;
     next();
+  }
+
+  private follower: FeedFollower | null = null;
+
+  /** One of this sidecar's heartbeats came back: handed over after the notices before it. */
+  private received(payload: string): void {
+    const beat = parseBeatNotice(payload);
+    if (!beat || beat.sender !== this.sender) return;
+    const sentAt = this.beatsSent.get(beat.n);
+    if (sentAt === undefined) return;
+    this.beatsSent.delete(beat.n);
+    this.beatReceivedAt = performance.now();
+    this.pendingBeat = { head: beat.head, sentAt };
+    if (this.flushing) return;
+    this.flushing = true;
+    setImmediate(() => void this.flush());
   }
 
   private lost(client: pg.Client, err: Error): void {
@@ -181,7 +240,7 @@ export class ChangeListener {
 
   private async flush(): Promise<void> {
     const { invalidator } = this.options;
-    while (this.pending.size > 0 || this.pendingCreated.size > 0) {
+    while (this.pending.size > 0 || this.pendingCreated.size > 0 || this.pendingBeat) {
       // A change invalidates more than a creation does: a row with both needs only the change.
       for (const row of this.pending.keys()) this.pendingCreated.delete(row);
       const changed = taken(this.pending);
@@ -190,6 +249,12 @@ export class ChangeListener {
         this.observeLag(await invalidator.clients(changed.rows), changed);
       if (created.rows.length > 0)
         this.observeLag(await invalidator.created(created.rows), created);
+      // A heartbeat only once every notice received before it has been handed over.
+      if (this.pending.size === 0 && this.pendingCreated.size === 0 && this.pendingBeat) {
+        const { head, sentAt } = this.pendingBeat;
+        this.pendingBeat = null;
+        await this.follower?.heartbeat(head, sentAt);
+      }
     }
     this.flushing = false;
   }

@@ -1,0 +1,142 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { freshDatabase } from '../support/database.js';
+import { keyTableLoaded } from '../support/key-table.js';
+import { createClient, uniqueName } from '../support/management.js';
+import { startNativeStack } from '../support/native-stack.js';
+import { apk } from '../support/sidecar.js';
+import type { Stack } from '../support/stack.js';
+import { callStack } from '../support/stack-http.js';
+
+// Faults on the key table's change feed (docs/decisions/20261201-no-change-skipped.md): a change
+// whose rows cannot be read is never skipped. Real nginx, sidecars and PostgreSQL, two pairs on
+// one database; what is asserted is what a caller gets, never how fast.
+
+type NativeStack = Awaited<ReturnType<typeof startNativeStack>>;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The sidecar's statement timeout (sidecar/db/pool.ts): a lock held longer fails its read. */
+const STATEMENT_TIMEOUT_MS = 10_000;
+
+async function newKey(stack: Stack): Promise<{ id: number; token: string }> {
+  return createClient(
+    stack.baseUrl,
+    stack.adminKey,
+    { name: uniqueName('fault'), is_admin: false, generate_api_key: true },
+    { ...(await stack.tls()), connectTo: '127.0.0.1' },
+  );
+}
+
+/** The status a caller gets for `token` (a slow answer counts as 0: not a pass). */
+async function status(stack: Stack, token: string): Promise<number> {
+  const res = await Promise.race([
+    callStack(stack, '/api', { headers: apk(token) }),
+    sleep(3_000).then(() => null),
+  ]);
+  return res?.status ?? 0;
+}
+
+/** Polls until `token` gets `want` on `stack`: how long it took, or throws past `ms`. */
+async function within(stack: Stack, token: string, want: number, ms: number): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    if ((await status(stack, token)) === want) return Date.now() - started;
+    if (Date.now() - started > ms) throw new Error(`not ${want} within ${ms} ms`);
+    await sleep(100);
+  }
+}
+
+describe('a change whose rows cannot be read', () => {
+  let a: NativeStack;
+  let b: NativeStack;
+  let databaseUrl: string;
+  let sql: pg.Client;
+
+  beforeAll(async () => {
+    databaseUrl = await freshDatabase();
+    a = await startNativeStack({ env: { DATABASE_URL: databaseUrl } });
+    b = await startNativeStack({ env: { DATABASE_URL: databaseUrl } });
+    await keyTableLoaded(a.gateway().metricsUrl);
+    await keyTableLoaded(b.gateway().metricsUrl);
+    sql = new pg.Client({ connectionString: databaseUrl });
+    await sql.connect();
+  }, 240_000);
+  afterAll(async () => {
+    await sql?.end();
+    await a?.close();
+    await b?.close();
+  });
+
+  test('a deletion followed at once by a table lock past the statement timeout: refused on every pair once the lock ends, never passing again', async () => {
+    const doomed = await newKey(a);
+    const known = await newKey(a);
+    for (const stack of [a, b]) {
+      expect(await status(stack, doomed.token)).toBe(200);
+      expect(await status(stack, known.token)).toBe(200);
+    }
+    // The lock is queued behind the deletion's transaction, so it is taken the moment that
+    // commits, before any sidecar can read the deleted row: their reads wait behind it.
+    const deleter = new pg.Client({ connectionString: databaseUrl });
+    const locker = new pg.Client({ connectionString: databaseUrl });
+    await deleter.connect();
+    await locker.connect();
+    try {
+      await deleter.query('BEGIN');
+      await deleter.query('DELETE FROM api_clients WHERE id = $1', [doomed.id]);
+      await locker.query('BEGIN');
+      const locked = locker.query('LOCK TABLE api_clients IN ACCESS EXCLUSIVE MODE');
+      await sleep(200);
+      await deleter.query('COMMIT');
+      await locked;
+      // Held past the sidecars' statement timeout: their reads of the deleted row fail.
+      const heldUntil = Date.now() + STATEMENT_TIMEOUT_MS + 3_000;
+      while (Date.now() < heldUntil) {
+        // Meanwhile the deleted key never passes (asked about: no answer, or 503).
+        for (const stack of [a, b]) expect(await status(stack, doomed.token)).not.toBe(200);
+        await sleep(500);
+      }
+      await locker.query('COMMIT');
+    } finally {
+      await deleter.end();
+      await locker.end();
+    }
+    // Once the database answers again each pair catches up and refuses it, and keeps refusing.
+    for (const stack of [a, b]) await within(stack, doomed.token, 401, 5_000);
+    await sleep(5_000);
+    for (const stack of [a, b]) {
+      expect(await status(stack, doomed.token)).toBe(401);
+      expect(await status(stack, known.token)).toBe(200);
+    }
+  }, 120_000);
+
+  test('a backend terminated during the read: the deletion is applied once the sidecar reads again', async () => {
+    const doomed = await newKey(a);
+    expect(await status(b, doomed.token)).toBe(200);
+    const deleter = new pg.Client({ connectionString: databaseUrl });
+    const locker = new pg.Client({ connectionString: databaseUrl });
+    await deleter.connect();
+    await locker.connect();
+    try {
+      await deleter.query('BEGIN');
+      await deleter.query('DELETE FROM api_clients WHERE id = $1', [doomed.id]);
+      await locker.query('BEGIN');
+      const locked = locker.query('LOCK TABLE api_clients IN ACCESS EXCLUSIVE MODE');
+      await sleep(200);
+      await deleter.query('COMMIT');
+      await locked;
+      await sleep(1_000);
+      // Every sidecar backend waiting on the lock is terminated mid-read.
+      await sql.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()
+            AND application_name NOT LIKE 'gateway-sidecar-listen%'`,
+      );
+      await sleep(500);
+      for (const stack of [a, b]) expect(await status(stack, doomed.token)).not.toBe(200);
+      await locker.query('COMMIT');
+    } finally {
+      await deleter.end();
+      await locker.end();
+    }
+    for (const stack of [a, b]) await within(stack, doomed.token, 401, 5_000);
+  }, 120_000);
+});
