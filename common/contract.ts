@@ -458,9 +458,10 @@ export const KEY_TABLE = {
   /** How long after the sidecar's last word an unknown id is still refused by nginx alone. */
   liveSeconds: 5,
   /**
-   * Ids this far above the largest one held are asked about, not refused: a client created on
-   * another pair a moment ago (its record on its way) passes at once, while a guessed id,
-   * almost always far above, is refused by nginx alone.
+   * Ids this far above or below the largest one held are asked about, not refused: a client
+   * created on another pair a moment ago (its record on its way, or committed out of id order
+   * beside other creators) passes at once, while a guessed id, almost always far away, is
+   * refused by nginx alone.
    */
   newIdBand: 1_000,
 } as const;

@@ -450,9 +450,9 @@ ngx_http_gateway_hit_key_table_trusted(void)
 
 /* Whether key id `id`, which the trusted key table does not hold, is nobody's, as
  * lua/gateway/key_table.lua's nobody() says (read now, not once a tick): the sidecar said the
- * feed was live within key_table's live seconds, the table has held every record it was sent,
- * and the id is not just above the largest held `max_id` (maybe a client created on another
- * pair a moment ago). */
+ * feed was live within key_table's live seconds (no notice pending), the table has held every
+ * record it was sent, and the id is not within the new-id band of the largest held `max_id`,
+ * below or above (maybe a client created on another pair a moment ago). */
 static ngx_flag_t
 ngx_http_gateway_hit_no_client(ngx_str_t *id, double max_id)
 {
@@ -478,7 +478,9 @@ ngx_http_gateway_hit_no_client(ngx_str_t *id, double max_id)
 
     n = (double) ngx_http_gateway_hit_id_number(id->data, id->len);
 
-    return !(n > max_id && n <= max_id + GW_KEY_TABLE_NEW_ID_BAND);
+    /* Ids near the largest held, below as above it, may be a client whose creation committed
+     * a moment ago, out of id order or ahead of its notice: asked about, never refused. */
+    return n + GW_KEY_TABLE_NEW_ID_BAND < max_id || n > max_id + GW_KEY_TABLE_NEW_ID_BAND;
 }
 
 

@@ -134,15 +134,17 @@ local function read_state(now)
   seen_full = dict:get(STATE.full)
 end
 
--- Whether an absent id is nobody's by the state read at `now`: complete, trusted, live, has
--- held every record it was sent, and the id not just above the largest held (maybe a client
--- created on another pair a moment ago).
+-- Whether an absent id is nobody's by the state read at `now`: complete, trusted, live (no
+-- notice pending), has held every record it was sent, and the id not within the new-id band of
+-- the largest held, below or above (maybe a client created on another pair a moment ago).
 local function nobody(n, now)
   if not seen_live or now >= seen_live or seen_full then
     return false
   end
+  -- Below as above the largest held: a creation committed out of id order, or ahead of its
+  -- notice, is asked about (docs/decisions/20261201-no-change-skipped.md).
   local max = seen_max or 0
-  return not (n > max and n <= max + NEW_ID_BAND)
+  return n + NEW_ID_BAND < max or n > max + NEW_ID_BAND
 end
 
 -- What the replica says of key id `id` at Unix time `now`: the record it holds (a table for

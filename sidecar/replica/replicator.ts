@@ -205,7 +205,7 @@ export class KeyTableReplicator implements FeedFollower {
       try {
         if (this.phase !== 'complete') return;
         try {
-          await this.push(ids, null, false, true);
+          await this.push(ids, null, false);
         } catch (err) {
           await this.doubt(ids);
           throw err;
@@ -437,8 +437,6 @@ export class KeyTableReplicator implements FeedFollower {
     ids: readonly number[],
     head: FeedPosition | null,
     complete: boolean,
-    /** The last change pending: its apply gives nginx back the liveness it withdrew. */
-    notified = false,
   ): Promise<boolean> {
     const since = this.mirror.reading();
     const rows = await this.feed.records(ids);
@@ -459,11 +457,7 @@ export class KeyTableReplicator implements FeedFollower {
         changes.slice(i, i + this.batchSize),
         head ? formatPosition(head) : null,
         // A load just read every row: trusted, and live as the last heartbeat left it.
-        done
-          ? { complete: true, renew: true, liveS: this.liveLeft() }
-          : last && notified && this.pending <= 1 && !this.unapplied
-            ? { liveS: this.liveLeft() }
-            : {},
+        done ? { complete: true, renew: true, liveS: this.liveLeft() } : {},
       );
       if (!this.handle(answer, 'apply')) return false;
     }
