@@ -37,8 +37,10 @@ export interface ChangeListenerOptions {
  * invalidates this sidecar's nginx (a creation only ends "no client has this id").
  * Notifications sent while the connection is down are lost: with a follower (the key table's
  * replicator) a (re)connection catches up from the feed's position and ends only what changed
- * meanwhile; without one, every (re)connection invalidates everything. Once a second it reads
- * the feed's head on this connection (proving it alive) and tells the follower. Losing the
+ * meanwhile; without one, every (re)connection invalidates everything. Once a second it sends a
+ * heartbeat through NOTIFY carrying the feed's head, and tells the follower only when it comes
+ * back on this connection after the notices before it (a connection that answers queries but
+ * delivers nothing is taken for lost: docs/decisions/20261201-no-change-skipped.md). Losing the
  * connection does not: most often the database itself is gone (restarted, failed over), and
  * then nobody can change a client either, while nginx's decisions keep callers in. What a
  * change made elsewhere during a gap leaves in nginx ends when this sidecar listens again, or
