@@ -164,7 +164,7 @@ end
 -- Pure: true when the raw target (nginx's $request_uri, what goes to the app) has a path that an
 -- application could read as another one: a segment of dots and spaces only after
 -- percent-decoding ("..%20", "...", ". ."; Windows and some servers trim it to "." or ".."),
--- other than a plain "." or "..", or bytes that are not UTF-8 once decoded ("%C0%AE%C0%AE").
+-- other than "." or "..", or bytes that are not UTF-8 once decoded ("%C0%AE%C0%AE").
 -- Asked for every request, before any credential or permission.
 -- docs/decisions/20261201-override-headers-and-dot-segments.md
 local function decode(s)
@@ -181,11 +181,11 @@ function M.bad_path(target)
     return false
   end
   for seg in gmatch(path, "[^/]+") do
-    if seg ~= "." and seg ~= ".." then
-      local plain = decode(seg)
-      if find(plain, "^[. ]+$") then
-        return true
-      end
+    -- "." and "..", encoded or not, are the dot segments nginx resolves in $uri and the
+    -- permissions refuse (AMBIGUOUS_PATH): not this check's.
+    local plain = decode(seg)
+    if plain ~= "." and plain ~= ".." and find(plain, "^[. ]+$") then
+      return true
     end
   end
   return M.invalid_utf8(decode(path))
