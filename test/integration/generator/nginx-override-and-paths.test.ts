@@ -6,7 +6,6 @@ import { http } from '../../support/http.js';
 import { type GatewayUnderTest, startGateway } from './support/gateway-harness.js';
 import { https } from './support/https-client.js';
 import type { SeenRequest } from './support/stub-server.js';
-import { sendJson } from './support/stub-server.js';
 
 // Issue 53 (docs/decisions/20261201-override-headers-and-dot-segments.md), through the real
 // nginx, Lua and module: the app never gets a method or URL override header, and a path with a
