@@ -172,7 +172,7 @@ export const REQUEST_LINE_ROWS: Row[] = [
   row(
     'a raw 0xFF byte in a management path',
     400,
-    'BAD_REQUEST',
+    'BAD_PATH',
     keyed('GET', '/v1/management/\xff'),
   ),
   row(
