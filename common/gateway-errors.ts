@@ -163,6 +163,15 @@ export const LUA_ANSWERS = {
     message:
       'The path could reach the application as another path; a client with permissions must send it plainly.',
   },
+  // Any caller's path with a segment of dots and spaces only once decoded ("..%20", "..."), or
+  // bytes that are not UTF-8 once decoded: refused before any credential (docs/decisions/
+  // 20261201-override-headers-and-dot-segments.md).
+  badPath: {
+    status: 400,
+    code: 'BAD_PATH',
+    message:
+      'The path holds a segment of dots and spaces only, or bytes that are not UTF-8, once percent-decoded.',
+  },
   // Past the client's own rate limit (its record's rate_limit), counted in nginx's memory.
   rateLimited: {
     status: 429,

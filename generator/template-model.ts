@@ -202,6 +202,21 @@ const FORWARDED_HEADERS: NameValue[] = [
   { name: 'X-Forwarded-For', value: '$remote_addr' },
 ];
 
+// Headers with which frameworks (Rails, Laravel, express method-override, IIS) change the
+// method or path after the gateway judged the request line, or rebuild the URL from the caller's
+// host/prefix: never sent to the app (empty: nginx sends no header). Host and X-Forwarded-Proto
+// above are the gateway's own. docs/decisions/20261201-override-headers-and-dot-segments.md
+const OVERRIDE_HEADERS: NameValue[] = [
+  'X-HTTP-Method-Override',
+  'X-HTTP-Method',
+  'X-Method-Override',
+  'X-Original-URL',
+  'X-Rewrite-URL',
+  'X-Forwarded-Host',
+  'X-Forwarded-Prefix',
+  'Forwarded',
+].map((name) => ({ name, value: '""' }));
+
 // On the app's request and on every answer: one id to find a request in every log.
 const REQUEST_ID_HEADER: NameValue = { name: REQUEST_ID.header, value: REQUEST_ID.variable };
 
@@ -397,6 +412,7 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       headers: [
         ...KEEPALIVE_HEADERS,
         ...FORWARDED_HEADERS,
+        ...OVERRIDE_HEADERS,
         ...IDENTITY_HEADERS,
         REQUEST_ID_HEADER,
         { name: 'Authorization', value: '""' },

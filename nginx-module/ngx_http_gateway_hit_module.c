@@ -288,6 +288,11 @@ ngx_http_gateway_hit_decide(ngx_http_request_t *r, ngx_flag_t *nobody)
         return 0;
     }
 
+    /* A path Lua's request_check might refuse (BAD_PATH) is Lua's, before any nobody. */
+    if (!ngx_http_gateway_hit_plain_path(r->unparsed_uri.data, r->unparsed_uri.len)) {
+        return 0;
+    }
+
     if (r->headers_in.authorization == NULL) {
         return 0;
     }

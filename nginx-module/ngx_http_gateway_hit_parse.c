@@ -150,6 +150,47 @@ ngx_http_gateway_hit_screen_value(u_char *p, size_t len)
 }
 
 
+/* 1 when the raw target's path (up to '?') is one the module may decide: no '%', no space, no
+ * byte past ASCII, and no segment of dots only but "." and "..". Stricter than
+ * lua/gateway/request_check.lua's bad_path (which decodes first): anything else is Lua's, which
+ * refuses a dots-and-spaces segment or non-UTF-8 once decoded as BAD_PATH. */
+int
+ngx_http_gateway_hit_plain_path(u_char *p, size_t len)
+{
+    u_char  *end = p + len;
+    size_t   dots;
+    int      other;
+
+    dots = 0;
+    other = 0;
+
+    for ( /* void */ ; p <= end; p++) {
+        if (p == end || *p == '?' || *p == '/') {
+            if (dots > 2 && !other) {
+                return 0;
+            }
+            if (p == end || *p == '?') {
+                return 1;
+            }
+            dots = 0;
+            other = 0;
+            continue;
+        }
+        if (*p == '%' || *p == ' ' || *p >= 0x80) {
+            return 0;
+        }
+        if (*p == '.') {
+            dots++;
+
+        } else {
+            other = 1;
+        }
+    }
+
+    return 1;
+}
+
+
 /* `apk <id>.<secret>` in the only shape a key is issued in (lua/gateway/access.lua's
  * parse_api_key): "apk" in any case, spaces, an id of 1-15 digits not starting with 0, a dot,
  * 43 base64url characters, nothing after. */

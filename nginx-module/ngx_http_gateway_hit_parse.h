@@ -44,6 +44,7 @@ typedef struct {
 
 int ngx_http_gateway_hit_screen_block(u_char *p, u_char *end);
 int ngx_http_gateway_hit_screen_value(u_char *p, size_t len);
+int ngx_http_gateway_hit_plain_path(u_char *p, size_t len);
 int ngx_http_gateway_hit_parse_api_key(u_char *p, size_t len, ngx_http_gateway_hit_str_t *id,
     u_char **secret);
 double ngx_http_gateway_hit_seconds(u_char *data, size_t len);

@@ -15,7 +15,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SRC="$ROOT/nginx-module"
 OUT="$ROOT/build/fuzz"
-TARGETS=(fuzz_screen fuzz_api_key fuzz_records fuzz_limit fuzz_worker_tables)
+TARGETS=(fuzz_screen fuzz_api_key fuzz_records fuzz_limit fuzz_worker_tables fuzz_path)
 CC="${FUZZ_CC:-clang-14}"
 
 die() {

@@ -1,6 +1,10 @@
 -- Checks on the request itself, before any credential is looked at.
 local contract = require("gateway.contract")
 
+local byte, sub, find, char, gsub, gmatch =
+  string.byte, string.sub, string.find, string.char, string.gsub, string.gmatch
+local tonumber = tonumber
+
 local M = {}
 
 -- Control characters other than tab, and DEL: never valid in a header value (RFC 9110); the
@@ -118,6 +122,75 @@ function M.set_of(list)
   return set
 end
 
+-- Pure: true when `s` is not valid UTF-8 (overlong forms, surrogates and code points past
+-- U+10FFFF included: "%C0%AE" is an overlong "." that some decoders still read as one).
+function M.invalid_utf8(s)
+  local i, n = 1, #s
+  while i <= n do
+    local c = byte(s, i)
+    if c < 0x80 then
+      i = i + 1
+    else
+      local len, min
+      if c >= 0xC2 and c <= 0xDF then
+        len, min = 2, 0x80
+      elseif c >= 0xE0 and c <= 0xEF then
+        len, min = 3, 0x800
+      elseif c >= 0xF0 and c <= 0xF4 then
+        len, min = 4, 0x10000
+      else
+        return true
+      end
+      if i + len - 1 > n then
+        return true
+      end
+      local cp = c % (2 ^ (7 - len))
+      for k = 1, len - 1 do
+        local b = byte(s, i + k)
+        if b < 0x80 or b > 0xBF then
+          return true
+        end
+        cp = cp * 64 + (b - 0x80)
+      end
+      if cp < min or cp > 0x10FFFF or (cp >= 0xD800 and cp <= 0xDFFF) then
+        return true
+      end
+      i = i + len
+    end
+  end
+  return false
+end
+
+-- Pure: true when the raw target (nginx's $request_uri, what goes to the app) has a path that an
+-- application could read as another one: a segment of dots and spaces only after
+-- percent-decoding ("..%20", "...", ". ."; Windows and some servers trim it to "." or ".."),
+-- other than "." or "..", or bytes that are not UTF-8 once decoded ("%C0%AE%C0%AE").
+-- Asked for every request, before any credential or permission.
+-- docs/decisions/20261201-override-headers-and-dot-segments.md
+local function decode(s)
+  return (gsub(s, "%%(%x%x)", function(h)
+    return char(tonumber(h, 16))
+  end))
+end
+
+function M.bad_path(target)
+  local q = find(target, "?", 1, true)
+  local path = q and sub(target, 1, q - 1) or target
+  -- The common path: nothing escaped, no dot, no space, no byte past ASCII.
+  if not find(path, "[%%. \128-\255]") then
+    return false
+  end
+  for seg in gmatch(path, "[^/]+") do
+    -- "." and "..", encoded or not, are the dot segments nginx resolves in $uri and the
+    -- permissions refuse (AMBIGUOUS_PATH): not this check's.
+    local plain = decode(seg)
+    if plain ~= "." and plain ~= ".." and find(plain, "^[. ]+$") then
+      return true
+    end
+  end
+  return M.invalid_utf8(decode(path))
+end
+
 local answers = contract.answers
 local ALLOWED = M.set_of(contract.allowed_methods)
 local ALLOW_HEADER = table.concat(contract.allowed_methods, ", ")
@@ -136,6 +209,9 @@ function M.refusal()
   end
   if not ALLOWED[ngx.req.get_method()] then
     return answers.method_not_allowed, { Allow = ALLOW_HEADER }
+  end
+  if M.bad_path(ngx.var.request_uri or "") then
+    return answers.bad_path
   end
   if http1 then
     -- HTTP/1: a few scans of the raw header block, no table of the headers.

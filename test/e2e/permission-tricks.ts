@@ -45,7 +45,13 @@ export const H1_TRICKS: [string, string, Outcome][] = [
 ];
 
 /** The gateway's own refusals; the engine's answers (401 without its session, 404) are not. */
-const GATEWAY_CODES = ['PERMISSION_DENIED', 'AMBIGUOUS_PATH', 'BAD_REQUEST', 'INVALID_API_KEY'];
+const GATEWAY_CODES = [
+  'PERMISSION_DENIED',
+  'AMBIGUOUS_PATH',
+  'BAD_PATH',
+  'BAD_REQUEST',
+  'INVALID_API_KEY',
+];
 
 /** Passed by the gateway: answered by the engine, whatever the engine said. */
 export function expectPassed(res: { status: number; text: string }): void {

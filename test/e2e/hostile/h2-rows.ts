@@ -87,7 +87,7 @@ export const H2_ROWS: H2Row[] = [
     headers: { ':path': '/v1/management/caf\u00e9' },
     key: true,
     status: 400,
-    code: 'BAD_REQUEST',
+    code: 'BAD_PATH',
   },
   {
     name: '/v1/management without its slash',

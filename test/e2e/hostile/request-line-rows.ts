@@ -172,7 +172,7 @@ export const REQUEST_LINE_ROWS: Row[] = [
   row(
     'a raw 0xFF byte in a management path',
     400,
-    'BAD_REQUEST',
+    'BAD_PATH',
     keyed('GET', '/v1/management/\xff'),
   ),
   row(
@@ -181,7 +181,8 @@ export const REQUEST_LINE_ROWS: Row[] = [
     'NOT_FOUND',
     keyed('GET', '/v1/management/caf%c3%a9'),
   ),
-  row('%FF in a management path', 404, 'NOT_FOUND', keyed('GET', '/v1/management/%ff')),
+  // Not UTF-8 once decoded: refused before any credential (BAD_PATH, issue 53).
+  row('%FF in a management path', 400, 'BAD_PATH', keyed('GET', '/v1/management/%ff')),
   row('a bad %-escape %zz', 400, 'BAD_REQUEST', keyed('GET', '/api/%zz')),
   row(
     'a bad %-escape in a management path',

@@ -103,3 +103,14 @@ case("request_check.set_of", function()
   eq(set.GET, true)
   eq(set.DELETE, nil)
 end)
+
+case("request_check: dot-and-space segments and non-UTF-8 paths are bad, plain . and .. are nginx's", function()
+  for _, target in ipairs({ "/files/..%20", "/files/...", "/files/. .", "/files/%2e%2e%2e", "/files/%2E%20/x",
+    "/files/%C0%AE%C0%AE", "/files/%ff", "/files/%ED%A0%80", "/files/%F4%90%80%80", "/files/%E2%82" }) do
+    eq(request_check.bad_path(target), true, target)
+  end
+  for _, target in ipairs({ "/", "/orders/1", "/files/../x", "/files/./x", "/files/%2e%2e/x", "/files/.%2E", "/files/a.b", "/files/.env",
+    "/files/%C3%A9", "/files/%E2%82%AC", "/files/%F0%9F%98%80", "/x?a=..%20", "/x?q=%C0%AE" }) do
+    eq(request_check.bad_path(target), false, target)
+  end
+end)
