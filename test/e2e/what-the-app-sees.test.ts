@@ -9,8 +9,9 @@ import { apk } from '../support/sidecar.js';
 import { callStack } from '../support/stack-http.js';
 import { h2 } from './hostile/h2.js';
 
-// Issue 49: an HTTP/2 caller's seen API key is the nginx module's hit, as over HTTP/1.1, and the
-// application behind receives the same identity. Real native gateway (nginx, module, sidecar,
+// What the application behind the gateway receives. Issue 49: an HTTP/2 caller's seen API key is
+// the nginx module's hit, as over HTTP/1.1, and the application receives the same identity.
+// Issue 53: no method or URL override header reaches it, and no path it could read as `..`. Real native gateway (nginx, module, sidecar,
 // PostgreSQL) in front of a header-recording application of the test's own
 // (GATEWAY_APP_UPSTREAM); asserted: nginx's own hit count and the headers the app saw.
 
@@ -81,4 +82,57 @@ describe('a seen API key over HTTP/2', () => {
     expect(identity(overHttp2)).toEqual(identity(overHttp1));
     expect(overHttp2.authorization).toBeUndefined();
   });
+});
+
+/** The method and URL override headers common stacks act on (docs/managing-clients.md). */
+const OVERRIDES = {
+  'x-http-method-override': 'DELETE',
+  'x-http-method': 'DELETE',
+  'x-method-override': 'DELETE',
+  'x-original-url': '/admin',
+  'x-rewrite-url': '/admin',
+  'x-forwarded-host': 'evil.example',
+  'x-forwarded-prefix': '/admin',
+  forwarded: 'host=evil.example;proto=http',
+};
+
+describe('a client allowed only POST /orders/**', () => {
+  let token: string;
+  beforeAll(async () => {
+    ({ token } = await createClient(
+      gw.baseUrl,
+      gw.adminKey,
+      {
+        name: uniqueName('orders only'),
+        is_admin: false,
+        generate_api_key: true,
+        permissions: [{ methods: ['POST'], path: '/orders/**' }],
+      },
+      { ...(await gw.tls()), connectTo: '127.0.0.1' },
+    ));
+  });
+
+  test('its POST reaches the application as a POST with none of the override headers, first sight and module hit alike', async () => {
+    for (let i = 0; i < 3; i += 1) {
+      seen.length = 0;
+      const res = await callStack(gw, '/orders/7', {
+        method: 'POST',
+        headers: { ...apk(token), ...OVERRIDES },
+      });
+      expect(res.status).toBe(200);
+      expect(seen).toHaveLength(1);
+      for (const name of Object.keys(OVERRIDES)) expect(seen[0]![name], name).toBeUndefined();
+    }
+  });
+
+  test.each(['/files/..%20', '/files/...', '/files/%C0%AE%C0%AE', '/orders/..%20/x'])(
+    '%s is 400 BAD_PATH in the one error shape and never reaches the application',
+    async (path) => {
+      seen.length = 0;
+      const res = await callStack(gw, path, { method: 'POST', headers: apk(token) });
+      expect(res.status).toBe(400);
+      expect(res.json).toEqual({ errors: [expect.objectContaining({ code: 'BAD_PATH' })] });
+      expect(seen).toHaveLength(0);
+    },
+  );
 });
