@@ -9,6 +9,9 @@ const TIMEOUT_MS = 1_000;
 const MAX_BODY = 64 * 1024;
 const REFUSED = /^refused_(\d{3})$/;
 
+// A 0/1 state, not a count: exported as a gauge (promtool wants counters to end in `_total`).
+const GAUGES: ReadonlySet<string> = new Set(['module_off']);
+
 // The Lua counters' keys (common/contract.ts) → their Prometheus names.
 const NAMES: Record<keyof typeof LUA_COUNTERS, string> = {
   cache_hit: 'gateway_nginx_decision_cache_hits_total',
@@ -53,9 +56,21 @@ export function registerNginxCounters(metrics: SidecarMetrics, socketPath: strin
     },
   });
   for (const [key, name] of Object.entries(NAMES)) {
+    const help = `nginx (Lua): ${LUA_COUNTERS[key as keyof typeof LUA_COUNTERS]}.`;
+    if (GAUGES.has(key)) {
+      new Gauge({
+        name,
+        help,
+        registers: [metrics.registry],
+        async collect() {
+          this.set(((await read()) ?? last)[key] ?? 0);
+        },
+      });
+      continue;
+    }
     new Counter({
       name,
-      help: `nginx (Lua): ${LUA_COUNTERS[key as keyof typeof LUA_COUNTERS]}.`,
+      help,
       registers: [metrics.registry],
       async collect() {
         const snapshot = (await read()) ?? last;
