@@ -60,9 +60,12 @@ export class UsageRecorder {
   }
 
   private async write(): Promise<void> {
+    const used = new Map<number, number>();
     for (const c of await this.source.drainUsage()) {
       this.add(c, Math.floor(c.at / MINUTE_MS) * MINUTE_MS);
+      if (c.allowed > 0) used.set(c.apiKeyId, Math.max(used.get(c.apiKeyId) ?? 0, c.at));
     }
+    await this.touch(used);
     if (this.pending.size === 0) return;
     const rows = [...this.pending.values()];
     this.pending = new Map();
@@ -82,6 +85,32 @@ export class UsageRecorder {
       );
     } catch (err) {
       this.keep(rows, err as Error);
+    }
+  }
+
+  /**
+   * `last_used_at` of the clients nginx admitted (most decided by nginx alone, which the
+   * sidecar's /auth never sees: issue 48), to the time of their last counted use (the counts'
+   * generation, 5 s), in one UPDATE. Only where it is unset or more than a minute older, so a
+   * client in use is written at most once a minute by each pair and never moved back; the
+   * column is in no trigger's list, so this makes no change notice. A failure is logged: the
+   * client's next counts write it.
+   */
+  private async touch(used: Map<number, number>): Promise<void> {
+    if (used.size === 0) return;
+    try {
+      await this.db.query(
+        `UPDATE api_clients AS c SET last_used_at = u.at
+           FROM unnest($1::bigint[], $2::timestamptz[]) AS u(id, at)
+          WHERE c.id = u.id
+            AND (c.last_used_at IS NULL OR c.last_used_at < u.at - interval '1 minute')`,
+        [[...used.keys()], [...used.values()].map((at) => new Date(at))],
+      );
+    } catch (err) {
+      this.log.warn('could not record when clients were last used; their next counts will', {
+        error: (err as Error).message,
+        clients: used.size,
+      });
     }
   }
 

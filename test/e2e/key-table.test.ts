@@ -129,6 +129,44 @@ describe('two pairs on one database', () => {
     expect((await call(b, token)).status).toBe(200);
   });
 
+  test('the module-off flag is a gauge, every other nginx count a counter with _total (promtool check metrics)', async () => {
+    const text = await metricsText(metricsUrl(a));
+    expect(text).toMatch(/^# TYPE gateway_nginx_module_off gauge$/m);
+    for (const [, name, type] of text.matchAll(/^# TYPE (gateway_nginx_\S+) (\S+)$/gm)) {
+      if (type === 'counter') expect(name).toMatch(/_total$/);
+    }
+  });
+
+  test("last_used_at of a client used only through nginx's replica is set within a minute, on each pair, to the time of that use", async () => {
+    const sql = new pg.Client({ connectionString: databaseUrl });
+    await sql.connect();
+    try {
+      const lastUsed = async (id: number) =>
+        (
+          await sql.query<{ at: Date | null }>(
+            'SELECT last_used_at AS at FROM api_clients WHERE id = $1',
+            [id],
+          )
+        ).rows[0]?.at ?? null;
+      for (const stack of [a, b]) {
+        const { id, token } = await newKey(a);
+        await sleep(200);
+        const asked = await apiKeyQuestions(metricsUrl(stack));
+        const usedAt = Date.now();
+        expect((await call(stack, token)).status).toBe(200);
+        // Decided by nginx alone: the sidecar's /auth, which writes it for what it decides, never saw it.
+        expect(await apiKeyQuestions(metricsUrl(stack))).toBe(asked);
+        expect(await lastUsed(id)).toBeNull();
+        await until(async () => (await lastUsed(id)) !== null, 60_000, 'last_used_at set');
+        // The usage counts' generation (5 s) is its granularity.
+        const at = (await lastUsed(id))!.getTime();
+        expect(Math.abs(at - usedAt)).toBeLessThanOrEqual(6_000);
+      }
+    } finally {
+      await sql.end();
+    }
+  }, 150_000);
+
   test('ids no client has are refused by nginx alone, like a request without a credential: no question, no budget', async () => {
     // A pair quiet for a heartbeat: while a change's notice is pending (the creations of the
     // tests above), ids it does not hold are asked about, never refused
