@@ -161,6 +161,9 @@ describe('metrics and health', () => {
     for (let i = 0; i < 5; i += 1) {
       expect((await call('/api', { headers: apk(fresh.token) })).status).toBe(200);
     }
+    // On a quiet pair: while the creation's notice is pending (until the next heartbeat comes
+    // back), an id nginx does not hold is asked about (docs/decisions/20261201-no-change-skipped.md).
+    await new Promise((r) => setTimeout(r, 1_500));
     expect((await call('/api', { headers: apk(badKey) })).status).toBe(401);
     const text = await scrapeUntil(
       (t) =>
