@@ -189,18 +189,7 @@ export class KeyTableReplicator implements FeedFollower {
     if (this.phase === 'off' || ids.length === 0) return Promise.resolve();
     // Not nobody's until applied: a client created a moment ago may be among them.
     this.pending += 1;
-    if (this.phase === 'complete') {
-      const doubted = held ? ids.map((id) => ({ id, record: DOUBT_RECORD })) : [];
-      const answer = await this.nginx.apply(doubted, null, { liveS: 0 });
-      if (answer.kind !== 'state' && held) {
-        // nginx could not be told to stop using what it holds of them: loaded again.
-        this.handle(answer, 'doubt');
-        if (answer.kind !== 'absent') {
-          this.phase = 'unknown';
-          this.position = null;
-        }
-      }
-    }
+    if (this.phase === 'complete') await this.inDoubt(held ? ids : []);
     return this.run(async () => {
       try {
         if (this.phase !== 'complete') return;
@@ -225,15 +214,24 @@ export class KeyTableReplicator implements FeedFollower {
     this.log.warn('a change could not be read; its clients are asked about until caught up', {
       clients: ids.length,
     });
+    await this.inDoubt(ids);
+  }
+
+  /**
+   * nginx stops using what it holds of `ids` (DOUBT_RECORD) and withdraws its liveness (an id
+   * it does not hold is asked about). An nginx that cannot be told holds what it should not
+   * use: it is loaded again.
+   */
+  private async inDoubt(ids: readonly number[]): Promise<void> {
     const answer = await this.nginx.apply(
       ids.map((id) => ({ id, record: DOUBT_RECORD })),
       null,
       { liveS: 0 },
     );
-    if (answer.kind !== 'state') {
-      // nginx holds what it cannot be told to drop: it is loaded again.
-      this.handle(answer, 'doubt');
-      this.phase = this.phase === 'off' ? 'off' : 'unknown';
+    if (answer.kind === 'state' || ids.length === 0) return;
+    this.handle(answer, 'doubt');
+    if (this.phase !== 'off') {
+      this.phase = 'unknown';
       this.position = null;
     }
   }
@@ -408,7 +406,6 @@ export class KeyTableReplicator implements FeedFollower {
     for await (const rows of this.feed.all(this.batchSize)) {
       this.mirror.put(rows, since);
       if (!this.handle(await this.nginx.apply(rows.map(change), at), 'load')) return;
-
       records += rows.length;
     }
     const changed = await this.feed.changedSince(head.position);
