@@ -51,6 +51,37 @@ async function within(
   }
 }
 
+/**
+ * Commits `change` (with `$1` = `id`) and holds `api_clients` locked ACCESS EXCLUSIVE while
+ * `during` runs. The lock is queued behind the change's transaction, so it is taken the moment
+ * that commits, before any sidecar can read the changed row: their reads wait behind it.
+ */
+async function changedThenLocked(
+  databaseUrl: string,
+  change: string,
+  id: number,
+  during: () => Promise<void>,
+): Promise<void> {
+  const changer = new pg.Client({ connectionString: databaseUrl });
+  const locker = new pg.Client({ connectionString: databaseUrl });
+  await changer.connect();
+  await locker.connect();
+  try {
+    await changer.query('BEGIN');
+    await changer.query(change, [id]);
+    await locker.query('BEGIN');
+    const locked = locker.query('LOCK TABLE api_clients IN ACCESS EXCLUSIVE MODE');
+    await sleep(200);
+    await changer.query('COMMIT');
+    await locked;
+    await during();
+    await locker.query('COMMIT');
+  } finally {
+    await changer.end();
+    await locker.end();
+  }
+}
+
 describe('a change whose rows cannot be read', () => {
   let a: NativeStack;
   let b: NativeStack;
@@ -102,20 +133,7 @@ describe('a change whose rows cannot be read', () => {
         expect(await status(stack, target.token, path)).toBe(200);
         expect(await status(stack, known.token)).toBe(200);
       }
-      // The lock is queued behind the change's transaction, so it is taken the moment that
-      // commits, before any sidecar can read the changed row: their reads wait behind it.
-      const changer = new pg.Client({ connectionString: databaseUrl });
-      const locker = new pg.Client({ connectionString: databaseUrl });
-      await changer.connect();
-      await locker.connect();
-      try {
-        await changer.query('BEGIN');
-        await changer.query(change, [target.id]);
-        await locker.query('BEGIN');
-        const locked = locker.query('LOCK TABLE api_clients IN ACCESS EXCLUSIVE MODE');
-        await sleep(200);
-        await changer.query('COMMIT');
-        await locked;
+      await changedThenLocked(databaseUrl, change, target.id, async () => {
         // Held past the sidecars' statement timeout: their reads of the changed row fail.
         const heldUntil = Date.now() + STATEMENT_TIMEOUT_MS + 3_000;
         while (Date.now() < heldUntil) {
@@ -127,11 +145,7 @@ describe('a change whose rows cannot be read', () => {
           }
           await sleep(500);
         }
-        await locker.query('COMMIT');
-      } finally {
-        await changer.end();
-        await locker.end();
-      }
+      });
       // Once the database answers again each pair catches up and refuses it, and keeps refusing.
       for (const stack of [a, b]) await within(stack, target.token, refused, 5_000, path);
       await sleep(3_000);
@@ -146,32 +160,22 @@ describe('a change whose rows cannot be read', () => {
   test('a backend terminated during the read: the deletion is applied once the sidecar reads again', async () => {
     const doomed = await newKey(a);
     expect(await status(b, doomed.token)).toBe(200);
-    const deleter = new pg.Client({ connectionString: databaseUrl });
-    const locker = new pg.Client({ connectionString: databaseUrl });
-    await deleter.connect();
-    await locker.connect();
-    try {
-      await deleter.query('BEGIN');
-      await deleter.query('DELETE FROM api_clients WHERE id = $1', [doomed.id]);
-      await locker.query('BEGIN');
-      const locked = locker.query('LOCK TABLE api_clients IN ACCESS EXCLUSIVE MODE');
-      await sleep(200);
-      await deleter.query('COMMIT');
-      await locked;
-      await sleep(1_000);
-      // Every sidecar backend waiting on the lock is terminated mid-read.
-      await sql.query(
-        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-          WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()
-            AND application_name NOT LIKE 'gateway-sidecar-listen%'`,
-      );
-      await sleep(500);
-      for (const stack of [a, b]) expect(await status(stack, doomed.token)).not.toBe(200);
-      await locker.query('COMMIT');
-    } finally {
-      await deleter.end();
-      await locker.end();
-    }
+    await changedThenLocked(
+      databaseUrl,
+      'DELETE FROM api_clients WHERE id = $1',
+      doomed.id,
+      async () => {
+        await sleep(1_000);
+        // Every sidecar backend waiting on the lock is terminated mid-read.
+        await sql.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()
+              AND application_name NOT LIKE 'gateway-sidecar-listen%'`,
+        );
+        await sleep(500);
+        for (const stack of [a, b]) expect(await status(stack, doomed.token)).not.toBe(200);
+      },
+    );
     for (const stack of [a, b]) await within(stack, doomed.token, 401, 5_000);
   }, 120_000);
 });
