@@ -75,11 +75,13 @@ function M.usage()
   respond.text_data(require("gateway.usage").drain())
 end
 
--- The key table's replica (gateway.key_table): GET its state; POST ?op=load&position=P (a new
+-- The key table's replica (gateway.key_table): GET its state (?ids=1,2,3: the records held for
+-- those ids, base64, false for one not held); POST ?op=load&position=P (a new
 -- load from feed position P), ?op=apply[&position=P][&complete=1][&renew=1][&live=S] with lines
 -- of records (gateway.key_table.parse_line; renew and live: gateway.key_table.apply), ?op=drop. 409 for an apply with no load under way or done
 -- (nginx restarted: the sidecar loads it again), 400 for anything malformed.
 local POSITION = "^[0-9a-f]+:%d+$"
+local MAX_READ = 1000
 local NO_KEY_TABLE = '{"errors":[{"code":"NOT_FOUND","message":"This nginx holds no key table."}]}'
 
 function M.key_table()
@@ -90,7 +92,19 @@ function M.key_table()
   end
   local method = ngx.req.get_method()
   if method == "GET" then
-    return respond.json_data(key_table.state())
+    local ids = ngx.var.arg_ids
+    if ids == nil then
+      return respond.json_data(key_table.state())
+    end
+    -- ?ids=1,2,3 (at most MAX_READ of them): the records held for those ids.
+    local list = {}
+    for id in ids:gmatch("[^,]+") do
+      if not id:find("^[1-9]%d*$") or #id > 15 or #list >= MAX_READ then
+        return respond.json(400, contract.answers.bad_request.body)
+      end
+      list[#list + 1] = id
+    end
+    return respond.json_data({ records = key_table.records(list) })
   end
   if method ~= "POST" then
     return respond.json(405, contract.answers.method_not_allowed.body, { Allow = "GET, POST" })

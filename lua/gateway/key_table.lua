@@ -200,6 +200,17 @@ function M.state()
   return state()
 end
 
+-- GET ?ids=: the records held for `ids` (a list of id texts) as base64, false for an id not
+-- held: what a test compares with PostgreSQL record for record (test/e2e/key-table-model).
+function M.records(ids)
+  local out = {}
+  for _, id in ipairs(ids) do
+    local value = dict:get(id)
+    out[id] = value and ngx.encode_base64(value) or false
+  end
+  return out
+end
+
 -- A new load starting at feed `position`: everything held is dropped (nothing is decided from
 -- the replica until the load completes).
 function M.load(position)

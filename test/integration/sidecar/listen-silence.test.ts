@@ -1,4 +1,3 @@
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { migrate } from '../../../sidecar/db/migrate.js';
@@ -8,48 +7,16 @@ import type { FeedFollower } from '../../../sidecar/replica/replicator.js';
 import { ChangeListener } from '../../../sidecar/revocation/change-listener.js';
 import type { DecisionInvalidator } from '../../../sidecar/revocation/nginx-control.js';
 import { freshDatabase } from '../../support/database.js';
+import {
+  type NotificationDropper,
+  notificationDropper,
+} from '../../support/notification-dropper.js';
 
 // The feed is "live" only while notices arrive (docs/decisions/20261201-no-change-skipped.md).
 // A connection that answers queries but delivers no notices (PgBouncer in transaction mode, a
 // half-dead socket) is made here by a TCP proxy in front of a real PostgreSQL that drops the
 // server's NotificationResponse messages ('A') while told to: the proxy is the test's, the
 // database, the triggers and the listener are real.
-
-/** A proxy to `port` that forwards everything, but for notifications while `drop` is set. */
-function notificationDropper(target: { host: string; port: number }) {
-  const state = { drop: false, dropped: 0 };
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = connect(target.port, target.host);
-    sockets.add(client);
-    sockets.add(upstream);
-    client.pipe(upstream);
-    let pending = Buffer.alloc(0);
-    // Server to client: whole messages (a type byte and a length), notifications dropped.
-    upstream.on('data', (chunk: Buffer) => {
-      pending = Buffer.concat([pending, chunk]);
-      const out: Buffer[] = [];
-      while (pending.length >= 5) {
-        const length = pending.readUInt32BE(1);
-        if (pending.length < 1 + length) break;
-        const message = pending.subarray(0, 1 + length);
-        pending = pending.subarray(1 + length);
-        if (state.drop && message[0] === 0x41) state.dropped += 1;
-        else out.push(message);
-      }
-      if (out.length > 0) client.write(Buffer.concat(out));
-    });
-    const close = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', close);
-    upstream.on('error', close);
-    client.on('close', close);
-    upstream.on('close', close);
-  });
-  return { server, state, sockets };
-}
 
 const silent: DecisionInvalidator = {
   clients: async () => true,
@@ -59,7 +26,7 @@ const silent: DecisionInvalidator = {
 
 describe('heartbeats that must come back through NOTIFY', () => {
   let listener: ChangeListener;
-  let proxy: ReturnType<typeof notificationDropper>;
+  let proxy: NotificationDropper;
   const beats: FeedPosition[] = [];
   let resumes = 0;
 
@@ -68,13 +35,7 @@ describe('heartbeats that must come back through NOTIFY', () => {
     const pool = new pg.Pool({ connectionString: url });
     await migrate(pool, silentLogger);
     await pool.end();
-    const db = new URL(url);
-    proxy = notificationDropper({ host: db.hostname, port: Number(db.port) });
-    await new Promise<void>((r) => proxy.server.listen(0, '127.0.0.1', r));
-    const address = proxy.server.address();
-    if (!address || typeof address === 'string') throw new Error('no proxy address');
-    db.hostname = '127.0.0.1';
-    db.port = String(address.port);
+    proxy = await notificationDropper(url);
     const follower: FeedFollower = {
       resume: async () => {
         resumes += 1;
@@ -84,7 +45,7 @@ describe('heartbeats that must come back through NOTIFY', () => {
       },
     };
     listener = new ChangeListener({
-      databaseUrl: db.toString(),
+      databaseUrl: proxy.url,
       invalidator: silent,
       log: silentLogger,
       follower,
@@ -96,8 +57,7 @@ describe('heartbeats that must come back through NOTIFY', () => {
   });
   afterAll(async () => {
     await listener?.stop();
-    for (const socket of proxy?.sockets ?? []) socket.destroy();
-    proxy?.server.close();
+    proxy?.close();
   });
 
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

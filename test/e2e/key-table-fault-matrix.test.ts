@@ -1,0 +1,279 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type RunningPostgres, startEmbeddedPostgres } from '../support/embedded-postgres.js';
+import { http } from '../support/http.js';
+import { keyTableLoaded } from '../support/key-table.js';
+import {
+  changedThenLocked,
+  closeAgent,
+  type NativeStack,
+  newKey,
+  REFUSING_CHANGES,
+  type RefusingChange,
+  refuseConnections,
+  reloadNginx,
+  sidecarBack,
+  sleep,
+  status,
+  terminateListeners,
+  within,
+} from '../support/key-table-faults.js';
+import { startNativeStack } from '../support/native-stack.js';
+import { controlPost } from '../support/nginx-control.js';
+import { type NotificationDropper, notificationDropper } from '../support/notification-dropper.js';
+
+// The key table's fault matrix (docs/consistency.md): each fault meets every kind of change that
+// makes PostgreSQL refuse a key (a deletion, a rotation past its grace, an expiry set in the
+// past, narrowed permissions, an admin demoted), all five at once, on two pairs sharing a
+// PostgreSQL of this file's own (so it can be restarted). Pair B reaches it through a proxy that
+// can stop delivering notices (test/support/notification-dropper.ts, the one stand-in here).
+// Asserted: that nothing PostgreSQL refused passes on a pair that could have known it, and that
+// every pair refuses every change within the stated bound once the fault ends. The times it
+// took are printed (the closing figures in docs/consistency.md come from them).
+
+interface Target {
+  change: RefusingChange;
+  id: number;
+  token: string;
+}
+
+/** Bounds after recovery, as docs/consistency.md states them. */
+const BOUND_MS = {
+  /** A failed read: the next heartbeat's catch-up (1 s) once it can read. */
+  read: 5_000,
+  /** A lost LISTEN connection or one that delivers nothing: 3 s of silence, then a catch-up. */
+  listen: 6_000,
+  /** A reload, a restart: the sidecar's start, or the load. */
+  restart: 15_000,
+};
+
+describe('the fault matrix: five changes at once meet each fault', () => {
+  let server: RunningPostgres;
+  let dir: string;
+  let databaseUrl: string;
+  let dropper: NotificationDropper;
+  let a: NativeStack;
+  let b: NativeStack;
+  let sql: pg.Client;
+  const pairs = () =>
+    [
+      ['A', a],
+      ['B', b],
+    ] as const;
+
+  const connectSql = async () => {
+    sql = new pg.Client({ connectionString: databaseUrl });
+    sql.on('error', () => {});
+    await sql.connect();
+  };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'gw-matrix-pg-'));
+    server = await startEmbeddedPostgres(dir);
+    const admin = new pg.Client({ connectionString: server.adminUrl });
+    await admin.connect();
+    await admin.query('CREATE DATABASE matrix');
+    await admin.end();
+    databaseUrl = server.adminUrl.replace(/\/postgres$/, '/matrix');
+    dropper = await notificationDropper(databaseUrl);
+    a = await startNativeStack({ env: { DATABASE_URL: databaseUrl } });
+    b = await startNativeStack({ env: { DATABASE_URL: dropper.url } });
+    await keyTableLoaded(a.gateway().metricsUrl);
+    await keyTableLoaded(b.gateway().metricsUrl);
+    await connectSql();
+  }, 240_000);
+  afterAll(async () => {
+    for (const stack of [a, b]) if (stack) closeAgent(stack);
+    await sql?.end().catch(() => {});
+    await a?.close();
+    await b?.close();
+    dropper?.close();
+    await server?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  /** One client per change (and a known one nobody changes), each passing on both pairs. */
+  async function targets(): Promise<{ targets: Target[]; known: string }> {
+    const out: Target[] = [];
+    for (const change of REFUSING_CHANGES) out.push({ change, ...(await newKey(a, change.admin)) });
+    const known = (await newKey(a)).token;
+    for (const [, stack] of pairs()) {
+      for (const t of out) expect(await status(stack, t.token, t.change.path)).toBe(200);
+      expect(await status(stack, known)).toBe(200);
+    }
+    return { targets: out, known };
+  }
+
+  const applyAll = async (db: pg.Client, ts: readonly Target[]) => {
+    for (const t of ts) await db.query(t.change.sql, [t.id]);
+  };
+
+  /** For `ms`: no target passes on `stacks`, and the known key passes on them. */
+  async function neverPassing(
+    ts: readonly Target[],
+    known: string,
+    ms: number,
+    stacks: readonly NativeStack[] = [a, b],
+  ): Promise<void> {
+    const until = Date.now() + ms;
+    while (Date.now() < until) {
+      for (const stack of stacks) {
+        for (const t of ts) expect(await status(stack, t.token, t.change.path)).not.toBe(200);
+        expect(await status(stack, known)).toBe(200);
+      }
+      await sleep(200);
+    }
+  }
+
+  /** Every target refused as its change says on every pair within `ms`: the slowest, in ms. */
+  async function refusedEverywhere(ts: readonly Target[], known: string, ms: number) {
+    const started = Date.now();
+    for (const [, stack] of pairs()) {
+      for (const t of ts) {
+        const left = Math.max(0, ms - (Date.now() - started));
+        await within(stack, t.token, t.change.refused, left, t.change.path);
+      }
+      expect(await status(stack, known)).toBe(200);
+    }
+    const took = Date.now() - started;
+    // And they stay refused.
+    await sleep(1_500);
+    for (const [, stack] of pairs()) {
+      for (const t of ts)
+        expect(await status(stack, t.token, t.change.path)).toBe(t.change.refused);
+    }
+    return took;
+  }
+
+  const report = (fault: string, ms: number) =>
+    console.log(
+      `[fault matrix] ${fault}: every change refused on both pairs ${ms} ms after recovery`,
+    );
+
+  test('connections refused while the changed rows are read (ALLOW_CONNECTIONS false): never passing meanwhile, refused within the bound once it can connect', async () => {
+    const { targets: ts, known } = await targets();
+    const allow = await refuseConnections(databaseUrl);
+    try {
+      await applyAll(sql, ts);
+      await neverPassing(ts, known, 4_000);
+    } finally {
+      await allow();
+    }
+    report('connections refused', await refusedEverywhere(ts, known, BOUND_MS.read));
+  }, 120_000);
+
+  test('the LISTEN connections killed between the changes and their reads: refused within the bound of the reconnection', async () => {
+    const { targets: ts, known } = await targets();
+    await sql.query('BEGIN');
+    expect(await terminateListeners(sql)).toBeGreaterThanOrEqual(2);
+    await applyAll(sql, ts);
+    await sql.query('COMMIT');
+    report('LISTEN killed', await refusedEverywhere(ts, known, BOUND_MS.listen));
+  }, 120_000);
+
+  test('notices not delivered while queries work (pair B): A refuses at once, B within 3 s of silence and a catch-up, while still deaf', async () => {
+    const { targets: ts, known } = await targets();
+    dropper.state.drop = true;
+    try {
+      await sleep(300);
+      await applyAll(sql, ts);
+      const started = Date.now();
+      for (const t of ts) await within(a, t.token, t.change.refused, 2_000, t.change.path);
+      for (const t of ts) {
+        const left = Math.max(0, BOUND_MS.listen - (Date.now() - started));
+        await within(b, t.token, t.change.refused, left, t.change.path);
+      }
+      report('notices not delivered (B, still deaf)', Date.now() - started);
+      expect(dropper.state.dropped).toBeGreaterThan(0);
+      // Still deaf: B's known key still passes (trusted), its targets stay refused.
+      await sleep(2_000);
+      for (const t of ts) expect(await status(b, t.token, t.change.path)).toBe(t.change.refused);
+      expect(await status(b, known)).toBe(200);
+    } finally {
+      dropper.state.drop = false;
+    }
+  }, 120_000);
+
+  test('both sidecars killed mid-change (the rows locked, their records in doubt): never passing meanwhile, refused once the new sidecars read', async () => {
+    const { targets: ts, known } = await targets();
+    const before = await Promise.all([a, b].map((s) => s.gateway().pid('sidecar')));
+    await changedThenLocked(
+      databaseUrl,
+      (db) => applyAll(db, ts),
+      async () => {
+        await sleep(500);
+        for (const pid of before) process.kill(pid!, 'SIGKILL');
+        // Known keys pass from nginx's replica with no sidecar at all; the changed ones do not.
+        await neverPassing(ts, known, 3_000);
+      },
+    );
+    const started = Date.now();
+    for (const [, stack] of pairs()) await sidecarBack(stack);
+    const after = await Promise.all([a, b].map((s) => s.gateway().pid('sidecar')));
+    expect(after.every((pid, i) => pid !== before[i])).toBe(true);
+    report(
+      'sidecars killed',
+      Date.now() - started + (await refusedEverywhere(ts, known, BOUND_MS.restart)),
+    );
+  }, 180_000);
+
+  test('nginx reloaded while its key table is being loaded (pair B), the changes made meanwhile: never passing, refused once loaded', async () => {
+    // Enough clients for a load that lasts long enough to reload nginx in the middle of it.
+    await sql.query(
+      `INSERT INTO api_clients (name, is_admin, key_hash)
+       SELECT 'matrix-' || g, false, sha256(convert_to('matrix-' || g, 'UTF8'))
+         FROM generate_series(1, 60000) AS g`,
+    );
+    await keyTableLoaded(b.gateway().metricsUrl);
+    const { targets: ts, known } = await targets();
+    expect(await controlPost(b.home, '/key-table?op=drop')).toBe(204);
+    let sawLoading = false;
+    for (let i = 0; i < 500 && !sawLoading; i += 1) {
+      const res = await http('http://nginx/key-table', {
+        socketPath: join(b.home, 'run/nginx-control.sock'),
+      });
+      sawLoading = (res.json as { phase?: string }).phase === 'loading';
+      if (!sawLoading) await sleep(5);
+    }
+    await reloadNginx(b);
+    await applyAll(sql, ts);
+    const started = Date.now();
+    // During the load and the reload an id nginx does not hold is asked about: never a pass.
+    for (const t of ts) await within(b, t.token, t.change.refused, BOUND_MS.restart, t.change.path);
+    await keyTableLoaded(b.gateway().metricsUrl, 60_000);
+    report('nginx reloaded mid-load', Date.now() - started);
+    expect(sawLoading).toBe(true);
+    await refusedEverywhere(ts, known, BOUND_MS.read);
+  }, 180_000);
+
+  test('PostgreSQL restarted while the changed rows are read: never passing meanwhile, refused once the sidecars are back', async () => {
+    const { targets: ts, known } = await targets();
+    const changer = new pg.Client({ connectionString: databaseUrl });
+    const locker = new pg.Client({ connectionString: databaseUrl });
+    for (const c of [changer, locker]) {
+      c.on('error', () => {});
+      await c.connect();
+    }
+    await changer.query('BEGIN');
+    await applyAll(changer, ts);
+    await locker.query('BEGIN');
+    const locked = locker.query('LOCK TABLE api_clients IN ACCESS EXCLUSIVE MODE');
+    await sleep(200);
+    await changer.query('COMMIT');
+    await locked;
+    await sleep(500);
+    // Every reader waits on the lock; the server goes down under them (fast shutdown).
+    await sql.end().catch(() => {});
+    await server.stop();
+    await neverPassing(ts, known, 3_000);
+    await server.start();
+    await connectSql();
+    const took = await refusedEverywhere(ts, known, BOUND_MS.restart);
+    report('PostgreSQL restarted', took);
+    await changer.end().catch(() => {});
+    await locker.end().catch(() => {});
+  }, 180_000);
+});
