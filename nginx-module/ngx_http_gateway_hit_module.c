@@ -1316,8 +1316,9 @@ ngx_http_gateway_hit_init_process(ngx_cycle_t *cycle)
     }
 
     /* A worker may copy as much as the table holds (its records are the table's values without
-     * the dict's node of about 80 bytes each). */
-    ngx_http_gateway_hit_records_limit(
+     * the dict's node of about 80 bytes each), up to the arena's cap of 4 GiB - 1: a table
+     * larger than that holds more than the index does (2^20 copies). */
+    (void) ngx_http_gateway_hit_records_limit(
         ngx_max((size_t) NGX_HTTP_GATEWAY_HIT_RECORDS_MAX_BYTES,
                 ngx_http_gateway_hit_key_table_zone->shm.size));
 

@@ -3,6 +3,12 @@
  * bytes, appended to, and an open-addressing index of key id → place in the arena. A copy
  * dropped alone (a change) leaves its bytes behind; when they are a quarter of the arena and it
  * is full, every copy goes and the sweep copies them again.
+ *
+ * A slot is 16 bytes: the id (8), the record's offset in the arena (4) and its length (4). The
+ * arena is never larger than NGX_HTTP_GATEWAY_HIT_RECORDS_ARENA_CAP (4 GiB - 1), so the end of
+ * every record in it, and so its offset and length, fits the slot's 32 bits
+ * (docs/decisions/20261202-arena-offsets.md): the limit is cut to it, the growth never plans
+ * past it, and a record is placed only when its end is within it.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,7 +23,7 @@
 
 typedef struct {
     uint64_t                       id;       /* 0: empty (ids start at 1) */
-    uint32_t                       offset;
+    uint32_t                       offset;   /* offset + len <= ARENA_CAP = UINT32_MAX */
     uint32_t                       len;
 } ngx_http_gateway_hit_records_slot_t;
 
@@ -122,6 +128,12 @@ ngx_http_gateway_hit_records_keep(const u_char *id, size_t id_len, double versio
         }
     }
 
+    /* Its end within the cap: the offset and length fit the slot's 32 bits. (The arena is
+     * never larger than the cap: this holds whenever the bytes fit, checked all the same.) */
+    if (!ngx_http_gateway_hit_records_fits(ngx_http_gateway_hit_records_arena_used, len)) {
+        return -1;
+    }
+
     /* Looked up again: growing the index moved every slot, starting over emptied them. */
     slot = ngx_http_gateway_hit_records_slot(ngx_http_gateway_hit_records_slots,
                                              ngx_http_gateway_hit_records_nslots, key);
@@ -210,10 +222,50 @@ ngx_http_gateway_hit_records_generation(void)
 }
 
 
-void
+size_t
 ngx_http_gateway_hit_records_limit(size_t bytes)
 {
-    ngx_http_gateway_hit_records_max_bytes = bytes;
+    ngx_http_gateway_hit_records_max_bytes = bytes < NGX_HTTP_GATEWAY_HIT_RECORDS_ARENA_CAP
+                                             ? bytes
+                                             : NGX_HTTP_GATEWAY_HIT_RECORDS_ARENA_CAP;
+    return ngx_http_gateway_hit_records_max_bytes;
+}
+
+
+int
+ngx_http_gateway_hit_records_fits(size_t offset, size_t len)
+{
+    return offset <= NGX_HTTP_GATEWAY_HIT_RECORDS_ARENA_CAP
+           && len <= NGX_HTTP_GATEWAY_HIT_RECORDS_ARENA_CAP - offset;
+}
+
+
+size_t
+ngx_http_gateway_hit_records_arena_next(size_t size, size_t used, size_t need, size_t max)
+{
+    size_t  next;
+
+    if (max > NGX_HTTP_GATEWAY_HIT_RECORDS_ARENA_CAP) {
+        max = NGX_HTTP_GATEWAY_HIT_RECORDS_ARENA_CAP;
+    }
+
+    /* Not even the whole of the limit holds them. */
+    if (used > size || used > max || need > max - used) {
+        return 0;
+    }
+
+    /* Doubled (the first: the smallest arena) until they fit, never past the limit; no sum or
+     * product here can wrap. */
+    next = size == 0 ? NGX_HTTP_GATEWAY_HIT_RECORDS_MIN_ARENA
+                     : (size > max / 2 ? max : 2 * size);
+    while (next < max && next - used < need) {
+        next = next > max / 2 ? max : 2 * next;
+    }
+    if (next > max) {
+        next = max;  /* a limit below the smallest arena */
+    }
+
+    return next > size && next - used >= need ? next : 0;
 }
 
 
@@ -333,19 +385,12 @@ ngx_http_gateway_hit_records_grow_arena(size_t need)
     size_t   size;
     u_char  *arena;
 
-    size = ngx_http_gateway_hit_records_arena_size == 0
-           ? NGX_HTTP_GATEWAY_HIT_RECORDS_MIN_ARENA
-           : 2 * ngx_http_gateway_hit_records_arena_size;
-    while (size - ngx_http_gateway_hit_records_arena_used < need) {
-        size *= 2;
-    }
-    if (size > ngx_http_gateway_hit_records_max_bytes) {
-        size = ngx_http_gateway_hit_records_max_bytes;
-        if (size <= ngx_http_gateway_hit_records_arena_size
-            || size - ngx_http_gateway_hit_records_arena_used < need)
-        {
-            return -1;
-        }
+    size = ngx_http_gateway_hit_records_arena_next(ngx_http_gateway_hit_records_arena_size,
+                                                   ngx_http_gateway_hit_records_arena_used,
+                                                   need,
+                                                   ngx_http_gateway_hit_records_max_bytes);
+    if (size == 0) {
+        return -1;
     }
 
     arena = realloc(ngx_http_gateway_hit_records_arena, size);

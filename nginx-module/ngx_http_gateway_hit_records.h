@@ -10,6 +10,7 @@
 #define NGX_HTTP_GATEWAY_HIT_RECORDS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* The copy of key id `id`'s record at table version `version`: 1 with it in *rec and *len
@@ -43,8 +44,20 @@ int ngx_http_gateway_hit_records_follow(const u_char *text, size_t len, double v
 unsigned long ngx_http_gateway_hit_records_generation(void);
 
 /* At most `bytes` of records (NGX_HTTP_GATEWAY_HIT_RECORDS_MAX_BYTES until set): the key
- * table's size, so a worker may copy all of it. */
-void ngx_http_gateway_hit_records_limit(size_t bytes);
+ * table's size, so a worker may copy all of it; never more than the cap below. Returns the
+ * limit set. */
+size_t ngx_http_gateway_hit_records_limit(size_t bytes);
+
+/* Whether a record of `len` bytes at `offset` in the arena ends within the cap (so its offset
+ * and length fit a slot's 32 bits); no sum that can wrap. */
+int ngx_http_gateway_hit_records_fits(size_t offset, size_t len);
+
+/* The size the arena grows to from `size`, `used` bytes of it taken, for `need` bytes more,
+ * with a limit of `max` (cut to the cap): doubled (from the smallest arena, 256 KiB) until they
+ * fit, at most the limit; 0 when even the limit does not hold them. Pure, for the fuzz
+ * target's case past 4 GiB (nginx-module/fuzz/fuzz_worker_tables.c). */
+size_t ngx_http_gateway_hit_records_arena_next(size_t size, size_t used, size_t need,
+    size_t max);
 
 /* Drops every copy (the table has no version: dropped, or never loaded). */
 void ngx_http_gateway_hit_records_forget(void);
@@ -56,5 +69,12 @@ void ngx_http_gateway_hit_records_release(void);
 /* Per worker unless the limit is set: 10⁵ records of about 100 bytes take 10 MB, 10⁶ take
  * 100 MB; past the limit the records not copied are read from the shared dict as before. */
 #define NGX_HTTP_GATEWAY_HIT_RECORDS_MAX_BYTES  (64u << 20)
+
+/* The arena's bytes at most, whatever the limit (a key_table.size past 4 GiB): 4 GiB - 1, so
+ * a slot's offset and length are 32 bits (docs/decisions/20261202-arena-offsets.md). Never a
+ * record fewer: the index holds at most 2^20 copies of at most 2 KiB (the module's record
+ * buffer), 2 GiB; the rest of an arena that full is the bytes of copies dropped, and it starts
+ * over. */
+#define NGX_HTTP_GATEWAY_HIT_RECORDS_ARENA_CAP  ((size_t) UINT32_MAX)
 
 #endif

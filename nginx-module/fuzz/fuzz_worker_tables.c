@@ -10,6 +10,10 @@
  * and sometimes a flaw; a 0 starts the copies over, as the module does), follow with the raw
  * bytes of the input as text, limit (the arena's bytes, small, so that full arenas and the
  * start-over of one full of dropped copies are reached).
+ *
+ * Once, before the first input: the arena's arithmetic past 4 GiB (check_past_4g), with the
+ * sizes as numbers, nothing allocated: a slot's offset is 32 bits, and an arena allowed to grow
+ * past 4 GiB (a key_table.size of 8g) placed records at offsets that wrapped.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -114,6 +118,124 @@ id_text(uint8_t b, char *buf, int *n)
     }
     return (size_t) snprintf(buf, 16, "%llu", (unsigned long long) idmap[*n]);
 }
+
+#if SIZE_MAX > UINT32_MAX
+#define GIB  ((size_t) 1 << 30)
+
+/* The arena's growth as _keep drives it, from empty with a limit of 8 GiB, records of 2 KiB
+ * (the module's buffer), sizes as numbers: every record's place fits a slot's 32 bits and comes
+ * back from them whole (the offsets reach past 2^31 up to the cap), the arena stops at the cap,
+ * full; and the growth's property over sizes, places, needs and limits past 4 GiB. Without the
+ * cap the growth plans 8 GiB and a record's offset past 2^32 comes back as another place. */
+static void
+check_past_4g(void)
+{
+    static const size_t  sizes[] = { 0, 256u << 10, 64u << 20, 2 * GIB, 3 * GIB, 4 * GIB - 1,
+                                     4 * GIB, 4 * GIB + 4096, 8 * GIB, (size_t) 1 << 40 };
+    static const size_t  needs[] = { 1, 100, 2048, 1u << 20, 2 * GIB, 4 * GIB - 1, 4 * GIB,
+                                     4 * GIB + 1, SIZE_MAX };
+    static const size_t  limits[] = { 0, 4080, 64u << 20, 2 * GIB, 4 * GIB - 1, 4 * GIB,
+                                      8 * GIB, (size_t) 1 << 40, SIZE_MAX };
+    const size_t         cap = NGX_HTTP_GATEWAY_HIT_RECORDS_ARENA_CAP, len = 2048;
+    size_t               size, used, next, max, top, s, u, n, m, k, room;
+    uint32_t             offset32, len32;
+    size_t               lasts[4];
+
+    if (cap > UINT32_MAX || ngx_http_gateway_hit_records_limit(8 * GIB) != cap
+        || ngx_http_gateway_hit_records_limit(SIZE_MAX) != cap
+        || ngx_http_gateway_hit_records_limit(64u << 20) != (64u << 20))
+    {
+        abort();  /* a limit past the cap kept */
+    }
+
+    size = 0;
+    used = 0;
+    top = 0;
+    for ( ;; ) {
+        if (len > size - used) {
+            next = ngx_http_gateway_hit_records_arena_next(size, used, len, 8 * GIB);
+            if (next == 0) {
+                break;  /* full: _keep starts over, or refuses */
+            }
+            if (next <= size) {
+                abort();  /* shrunk (past the cap: the offsets below say so) */
+            }
+            size = next;
+        }
+        if (!ngx_http_gateway_hit_records_fits(used, len)) {
+            abort();  /* a place the arena holds refused */
+        }
+        offset32 = (uint32_t) used;
+        len32 = (uint32_t) len;
+        if ((size_t) offset32 != used || (size_t) len32 != len
+            || (size_t) offset32 + len32 > size)
+        {
+            abort();  /* the slot's place is another one: a wrong record read */
+        }
+        top = used;
+        used += len;
+    }
+    if (size != cap || top < 4 * GIB - 2 * len || used + len <= cap) {
+        abort();  /* stopped short of the cap, or past it */
+    }
+
+    /* A place past 2^32 never fits, nor one whose end wraps. */
+    if (ngx_http_gateway_hit_records_fits(4 * GIB + 16, 1)
+        || ngx_http_gateway_hit_records_fits(4 * GIB, 0)
+        || ngx_http_gateway_hit_records_fits(cap - len, len + 1)
+        || !ngx_http_gateway_hit_records_fits(cap - len, len)
+        || ngx_http_gateway_hit_records_fits(SIZE_MAX, 1)
+        || ngx_http_gateway_hit_records_fits(1, SIZE_MAX))
+    {
+        abort();
+    }
+
+    for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+        size = sizes[s];
+        lasts[0] = 0;
+        lasts[1] = size / 2;
+        lasts[2] = size > 4096 ? size - 4096 : 0;
+        lasts[3] = size;
+        for (u = 0; u < 4; u++) {
+            used = lasts[u];
+            for (n = 0; n < sizeof(needs) / sizeof(needs[0]); n++) {
+                for (m = 0; m < sizeof(limits) / sizeof(limits[0]); m++) {
+                    max = limits[m] < cap ? limits[m] : cap;
+                    next = ngx_http_gateway_hit_records_arena_next(size, used, needs[n],
+                                                                   limits[m]);
+                    room = used <= max && needs[n] <= max - used && max > size;
+                    if (next == 0) {
+                        if (room) {
+                            abort();  /* refused with room under the limit */
+                        }
+                        continue;
+                    }
+                    if (next <= size || next > max || next - used < needs[n]
+                        || !ngx_http_gateway_hit_records_fits(used, needs[n]))
+                    {
+                        abort();  /* a size that does not hold them, or past the cap */
+                    }
+                    /* doubled, the first the smallest arena, or the limit */
+                    k = size == 0 ? (size_t) 256 << 10 : size;
+                    while (k < next) {
+                        k *= 2;
+                    }
+                    if (k != next && next != max) {
+                        abort();
+                    }
+                }
+            }
+        }
+    }
+
+    ngx_http_gateway_hit_records_limit(NGX_HTTP_GATEWAY_HIT_RECORDS_MAX_BYTES);
+}
+#else
+static void
+check_past_4g(void)
+{
+}
+#endif
 
 static void
 drain_usage(size_t size, int check)
@@ -256,6 +378,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (idmap[1] == 0) {
         make_idmap();
+        check_past_4g();
     }
 
     /* Each input starts from empty tables, as a new worker does. */
@@ -375,7 +498,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (!take_byte(&in, &b)) {
                 goto done;
             }
-            ngx_http_gateway_hit_records_limit((size_t) b * 16);
+            if (ngx_http_gateway_hit_records_limit((size_t) b * 16) != (size_t) b * 16) {
+                abort();  /* a limit under the cap not kept */
+            }
             break;
         }
     }
