@@ -9,6 +9,7 @@ import { keyTableLoaded } from '../support/key-table.js';
 import {
   changedThenLocked,
   closeAgent,
+  heldRecords,
   type NativeStack,
   newKey,
   REFUSING_CHANGES,
@@ -99,30 +100,46 @@ describe('the fault matrix: five changes at once meet each fault', () => {
   async function targets(): Promise<{ targets: Target[]; known: string }> {
     const out: Target[] = [];
     for (const change of REFUSING_CHANGES) out.push({ change, ...(await newKey(a, change.admin)) });
-    const known = (await newKey(a)).token;
+    const known = await newKey(a);
     for (const [, stack] of pairs()) {
       for (const t of out) expect(await status(stack, t.token, t.change.path)).toBe(200);
-      expect(await status(stack, known)).toBe(200);
+      expect(await status(stack, known.token)).toBe(200);
     }
-    return { targets: out, known };
+    // And each pair's replica holds all of them (a record still on its way when a fault
+    // starts is a key the pair has to ask about: not what these tests are about).
+    const ids = [...out.map((t) => t.id), known.id];
+    for (const [, stack] of pairs()) {
+      for (let i = 0; ; i += 1) {
+        const held = await heldRecords(stack, ids);
+        if (ids.every((id) => held.get(id))) break;
+        if (i > 100) throw new Error('the new clients never reached the replica');
+        await sleep(50);
+      }
+    }
+    return { targets: out, known: known.token };
   }
 
   const applyAll = async (db: pg.Client, ts: readonly Target[]) => {
     for (const t of ts) await db.query(t.change.sql, [t.id]);
   };
 
-  /** For `ms`: no target passes on `stacks`, and the known key passes on them. */
+  /** For `ms`: no target passes on either pair, and the known key passes on them. */
   async function neverPassing(
     ts: readonly Target[],
     known: string,
     ms: number,
-    stacks: readonly NativeStack[] = [a, b],
+    options: { knownMayWait?: boolean } = {},
   ): Promise<void> {
+    const stacks = [a, b];
     const until = Date.now() + ms;
     while (Date.now() < until) {
       for (const stack of stacks) {
         for (const t of ts) expect(await status(stack, t.token, t.change.path)).not.toBe(200);
-        expect(await status(stack, known)).toBe(200);
+        const got = await status(stack, known);
+        // In doubt too, when its change is within the catch-up margin (docs/consistency.md):
+        // asked about, and nobody can answer. Never refused.
+        if (options.knownMayWait) expect([200, 503, 0]).toContain(got);
+        else expect(got).toBe(200);
       }
       await sleep(200);
     }
@@ -158,11 +175,32 @@ describe('the fault matrix: five changes at once meet each fault', () => {
     const allow = await refuseConnections(databaseUrl);
     try {
       await applyAll(sql, ts);
+      // The notices' delivery (the no-fault bound): from then on, never a pass.
+      await sleep(300);
       await neverPassing(ts, known, 4_000);
     } finally {
       await allow();
     }
     report('connections refused', await refusedEverywhere(ts, known, BOUND_MS.read));
+  }, 120_000);
+
+  test('the backends reading the changed rows terminated mid-read (the rows locked): never passing meanwhile, refused once read again', async () => {
+    const { targets: ts, known } = await targets();
+    await changedThenLocked(
+      databaseUrl,
+      (db) => applyAll(db, ts),
+      async () => {
+        await sleep(800);
+        const { rows } = await sql.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()
+              AND application_name = 'gateway-sidecar'`,
+        );
+        expect(rows.length).toBeGreaterThanOrEqual(1);
+        await neverPassing(ts, known, 1_500);
+      },
+    );
+    report('backends terminated mid-read', await refusedEverywhere(ts, known, BOUND_MS.read));
   }, 120_000);
 
   test('the LISTEN connections killed between the changes and their reads: refused within the bound of the reconnection', async () => {
@@ -206,8 +244,11 @@ describe('the fault matrix: five changes at once meet each fault', () => {
       async () => {
         await sleep(500);
         for (const pid of before) process.kill(pid!, 'SIGKILL');
-        // Known keys pass from nginx's replica with no sidecar at all; the changed ones do not.
-        await neverPassing(ts, known, 3_000);
+        // The changed keys never pass. The known key passes from nginx's replica with no sidecar
+        // at all, until a new sidecar's catch-up fails on the lock: it then doubts every client
+        // changed within the catch-up margin (1,000 positions: here, all of them), which are
+        // asked about until it can read.
+        await neverPassing(ts, known, 3_000, { knownMayWait: true });
       },
     );
     const started = Date.now();

@@ -7,11 +7,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ChangeFeed } from '../../sidecar/replica/change-feed.js';
 import { GONE_RECORD, keyRecordBytes } from '../../sidecar/replica/key-record-bytes.js';
 import { type RunningPostgres, startEmbeddedPostgres } from '../support/embedded-postgres.js';
-import { http } from '../support/http.js';
 import { keyTableLoaded } from '../support/key-table.js';
 import {
   changedThenLocked,
   closeAgent,
+  heldRecords,
   type NativeStack,
   refuseConnections,
   reloadNginx,
@@ -522,21 +522,3 @@ describe(`the key table's model check (seed ${SEED}, ${SECONDS} s)`, () => {
     (SECONDS + 240) * 1_000,
   );
 });
-
-/** The records nginx's replica holds for `ids` (base64, or false), read on its control socket. */
-async function heldRecords(
-  stack: NativeStack,
-  ids: number[],
-): Promise<Map<number, string | false>> {
-  const out = new Map<number, string | false>();
-  for (let i = 0; i < ids.length; i += 500) {
-    const chunk = ids.slice(i, i + 500);
-    const res = await http(`http://nginx/key-table?ids=${chunk.join(',')}`, {
-      socketPath: join(stack.home, 'run/nginx-control.sock'),
-    });
-    if (res.status !== 200) throw new Error(`the control socket answered ${res.status}`);
-    const records = (res.json as { records: Record<string, string | false> }).records;
-    for (const id of chunk) out.set(id, records[String(id)] ?? false);
-  }
-  return out;
-}

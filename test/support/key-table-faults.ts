@@ -1,5 +1,7 @@
 import { Agent } from 'node:https';
+import { join } from 'node:path';
 import pg from 'pg';
+import { http } from './http.js';
 import { keyTableLoaded } from './key-table.js';
 import { CLIENTS, createClient, uniqueName } from './management.js';
 import type { startNativeStack } from './native-stack.js';
@@ -220,4 +222,22 @@ export async function reloadNginx(stack: NativeStack): Promise<void> {
   const pid = await stack.gateway().pid('nginx');
   if (pid === undefined) throw new Error('no nginx pid');
   process.kill(pid, 'SIGHUP');
+}
+
+/** The records nginx's replica holds for `ids` (base64, or false), read on its control socket. */
+export async function heldRecords(
+  stack: NativeStack,
+  ids: number[],
+): Promise<Map<number, string | false>> {
+  const out = new Map<number, string | false>();
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    const res = await http(`http://nginx/key-table?ids=${chunk.join(',')}`, {
+      socketPath: join(stack.home, 'run/nginx-control.sock'),
+    });
+    if (res.status !== 200) throw new Error(`the control socket answered ${res.status}`);
+    const records = (res.json as { records: Record<string, string | false> }).records;
+    for (const id of chunk) out.set(id, records[String(id)] ?? false);
+  }
+  return out;
 }
