@@ -11,8 +11,9 @@
 //                           application's network too; its metrics and /readyz are for the
 //                           balancer's network only (docs/security.md).
 // Unset, both leave the environment as it is (the Kubernetes pod gives DATABASE_URL whole).
-import { readFileSync } from 'node:fs';
+
 import { lookup } from 'node:dns/promises';
+import { readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 
 const env = process.env;
@@ -36,7 +37,8 @@ if (env.DATABASE_PASSWORD_FILE) {
   } catch {
     fail('DATABASE_PASSWORD_FILE is set but DATABASE_URL is not a URL (postgres://user@host/db)');
   }
-  if (url.password) fail('DATABASE_URL holds a password and DATABASE_PASSWORD_FILE is set: keep one');
+  if (url.password)
+    fail('DATABASE_URL holds a password and DATABASE_PASSWORD_FILE is set: keep one');
   url.password = encodeURIComponent(password);
   env.DATABASE_URL = url.toString();
   delete env.DATABASE_PASSWORD_FILE;
@@ -63,7 +65,7 @@ if (env.METRICS_LISTEN_FACING) {
   const mine = Object.values(networkInterfaces())
     .flat()
     .find((a) => {
-      if (!a || a.family !== 'IPv4' || a.internal || !a.cidr) return false;
+      if (a?.family !== 'IPv4' || a.internal || !a.cidr) return false;
       const bits = Number(a.cidr.split('/')[1]);
       const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
       return (ipv4(a.address) & mask) === (ipv4(peer) & mask);

@@ -23,14 +23,17 @@ const names = process.argv.slice(2).filter((n) => /^[A-Za-z0-9][A-Za-z0-9.-]*$/.
 const text = readFileSync(HOSTS, 'utf8');
 const begin = text.indexOf(`${BEGIN}\n`);
 const end = begin < 0 ? -1 : text.indexOf(`${END}\n`, begin);
-const outside = begin < 0 || end < 0 ? text : text.slice(0, begin) + text.slice(end + END.length + 1);
+const outside =
+  begin < 0 || end < 0 ? text : text.slice(0, begin) + text.slice(end + END.length + 1);
 const managed = new Map();
 if (begin >= 0 && end >= 0)
   for (const line of text.slice(begin + BEGIN.length + 1, end).split('\n')) {
     const [address, name] = line.trim().split(/\s+/);
     if (address && name) managed.set(name, [...(managed.get(name) ?? []), address]);
   }
-const servers = [...readFileSync(RESOLV, 'utf8').matchAll(/^nameserver\s+(\S+)/gm)].map((m) => m[1]);
+const servers = [...readFileSync(RESOLV, 'utf8').matchAll(/^nameserver\s+(\S+)/gm)].map(
+  (m) => m[1],
+);
 
 /** The first server (in resolv.conf's order) that knows `name`: its index and addresses. */
 async function ask(name) {
@@ -64,7 +67,9 @@ for (const name of names) {
 
 const lines = [...next].flatMap(([name, addresses]) => addresses.map((a) => `${a}\t${name}`));
 const block = lines.length ? `${BEGIN}\n${lines.join('\n')}\n${END}\n` : '';
-const wanted = block ? (outside.endsWith('\n') || !outside ? outside : `${outside}\n`) + block : outside;
+const wanted = block
+  ? (outside.endsWith('\n') || !outside ? outside : `${outside}\n`) + block
+  : outside;
 if (wanted !== text) {
   try {
     // In place: /etc/hosts is a file the engine mounts, it cannot be replaced by a rename.

@@ -185,7 +185,8 @@ describe('docker-compose.yml', () => {
     ] as const;
     const fromApp = await reachFrom((c) => compose(['exec', '-T', 'app', ...c]), targets);
     console.info(`compose: from the app container: ${JSON.stringify(fromApp)}`);
-    for (const [target, outcome] of Object.entries(fromApp)) expect(outcome, target).not.toBe('open');
+    for (const [target, outcome] of Object.entries(fromApp))
+      expect(outcome, target).not.toBe('open');
     const fromProxy = await reachFrom((c) => compose(['exec', '-T', 'proxy', ...c]), targets);
     expect(Object.values(fromProxy)).toEqual(targets.map(() => 'open'));
 
