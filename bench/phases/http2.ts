@@ -1,5 +1,5 @@
 import { type CpuSplit, cpuMeter } from '../cpu-split.js';
-import { type H2Result, H2_REQUESTS_PER_CONNECTION, runH2load } from '../h2load/run.js';
+import { H2_REQUESTS_PER_CONNECTION, type H2Result, runH2load } from '../h2load/run.js';
 import { BENCH_PATH } from '../stack/engine-session.js';
 import type { PhaseContext } from './context.js';
 

@@ -4,8 +4,8 @@ import type { BearerFirstSightResult } from '../phases/bearer-first-sight.js';
 import { MEMORY_LOAD, type MemorySample } from '../phases/context.js';
 import type { DistinctKeysResult } from '../phases/distinct-keys.js';
 import type { FirstRequestResult } from '../phases/first-request.js';
-import type { Http2Result } from '../phases/http2.js';
 import type { DuringListResult } from '../phases/first-sight-during-list.js';
+import type { Http2Result } from '../phases/http2.js';
 import type { IdleChainResult } from '../phases/idle-chain.js';
 import type { LatencyResult } from '../phases/latency.js';
 import type { ManagementResult } from '../phases/management.js';
@@ -16,6 +16,7 @@ import type { RevocationResult } from '../phases/revocation.js';
 import type { ThroughputResult } from '../phases/throughput.js';
 import { round } from '../stats.js';
 import { type Figure, type FigureId, invalid, otherOf, type RawFigure } from './figure.js';
+import { http2Figure } from './http2-figures.js';
 import {
   balancerFloodFigure,
   bearerFirstSightFigure,
@@ -23,7 +24,6 @@ import {
   distinctKeysFigures,
 } from './key-table-figures.js';
 import { missPathFigures, type Outcome } from './miss-path-figures.js';
-import { http2Figure } from './http2-figures.js';
 import { permissionsFigure } from './permissions-figures.js';
 import { rateLimitFigures } from './rate-limit-figures.js';
 

@@ -12,7 +12,13 @@ const FIGURE = 'fast: API key already seen over HTTP/2 ÷ baseline over HTTP/2 (
 /** Issue 49's row, on gateway B with the static responder behind it. */
 export function http2Figure(result: Outcome<Http2Result>): RawFigure {
   if ('error' in result) {
-    return notMeasured('fast_h2_apk_throughput', FIGURE, 'ratio', `>= ${H2_RATIO_MIN}`, result.error);
+    return notMeasured(
+      'fast_h2_apk_throughput',
+      FIGURE,
+      'ratio',
+      `>= ${H2_RATIO_MIN}`,
+      result.error,
+    );
   }
   const { baseline, apk, moduleHits } = result;
   const ratio = apk.rps / baseline.rps;

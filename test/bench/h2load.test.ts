@@ -76,10 +76,7 @@ describe("the HTTP/2 row's h2load (issue 49)", () => {
   });
 
   test('the row: all requests over all seconds of each side, module hits in the note', () => {
-    const baseline = aggregateH2('fast h2 baseline', [
-      run('b', 64_000, 4),
-      run('b', 48_000, 4),
-    ]);
+    const baseline = aggregateH2('fast h2 baseline', [run('b', 64_000, 4), run('b', 48_000, 4)]);
     const apk = aggregateH2('fast h2 API key', [run('a', 64_000, 4.2), run('a', 48_000, 3.8)]);
     expect(baseline.rps).toBe(14_000);
     const row = http2Figure({ baseline, apk, moduleHits: 112_000 });
