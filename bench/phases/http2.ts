@@ -69,7 +69,8 @@ export function aggregateH2(target: string, runs: H2Run[]): H2Aggregate {
  * h2load does not reopen it; so each h2load invocation asks exactly 1000 of each connection
  * (all answered, then closed by nginx's GOAWAY), and a run is such invocations back to back for
  * `seconds` (each new connection's TLS handshake is in the run, for both targets alike: 16 per
- * 16,000 requests). Alternating rounds as the wrk rows; a warm-up invocation of each first.
+ * 16,000 requests). Alternating rounds as the wrk rows; a warm-up invocation of each first
+ * (none in a quick run).
  */
 export async function measureHttp2(ctx: PhaseContext, h2load: string): Promise<Http2Result> {
   const { stack } = ctx;
@@ -110,9 +111,12 @@ export async function measureHttp2(ctx: PhaseContext, h2load: string): Promise<H
       cpu,
     };
   };
-  for (const target of targets) {
-    const warm = await once(target.url);
-    ctx.say(`  warm-up ${target.name}: ${Math.round(warm.rps)} req/s`);
+  // A quick run has no warm-up, as the permissions row (each invocation is 16,000 requests).
+  if (!ctx.options.quick) {
+    for (const target of targets) {
+      const warm = await once(target.url);
+      ctx.say(`  warm-up ${target.name}: ${Math.round(warm.rps)} req/s`);
+    }
   }
   const hitsBefore = await moduleHits(stack.b.metricsUrl);
   const runs = new Map(targets.map((t) => [t.name, [] as H2Run[]]));
