@@ -29,6 +29,7 @@ import { measureDistinctKeys } from './phases/distinct-keys.js';
 import { CREATED_BEFORE_MS, measureFirstRequest } from './phases/first-request.js';
 import { measureFirstSightDuringList } from './phases/first-sight-during-list.js';
 import { FLOOD_CONNECTIONS } from './phases/flood.js';
+import { H2_CONNECTIONS, H2_STREAMS, measureHttp2 } from './phases/http2.js';
 import { measureIdleChain } from './phases/idle-chain.js';
 import { measureLatency } from './phases/latency.js';
 import { measureManagement } from './phases/management.js';
@@ -46,7 +47,7 @@ import { plainCommandLines } from './stack/command-lines.js';
 import { BENCH_PATH } from './stack/engine-session.js';
 import { startStack } from './stack/setup.js';
 import { STATIC_BODY } from './stack/static-upstream.js';
-import { ensureWrk } from './wrk/install.js';
+import { ensureCommand, ensureWrk } from './wrk/install.js';
 
 const packageRoot = join(import.meta.dirname, '..', '..');
 
@@ -118,6 +119,12 @@ async function main(): Promise<number> {
     const rateLimit = await attempt(() => measureRateLimits(ctx));
     say('fast rows: a client with 10 rules vs none');
     const permissions = await attempt(() => measurePermissions(ctx));
+    say(
+      `fast rows: API key over HTTP/2 vs the baseline over HTTP/2 (h2load -c${H2_CONNECTIONS} -m${H2_STREAMS})`,
+    );
+    const http2 = await attempt(async () =>
+      measureHttp2(ctx, await ensureCommand('h2load', 'nghttp2-client', say)),
+    );
     // Phases driven by the Node client have no wrk run to sample CPU in: meter the phase.
     const metered = async <T>(run: () => Promise<T>): Promise<[T, CpuSplit]> => {
       const stop = await cpuMeter(() => stack.roots());
@@ -207,6 +214,7 @@ async function main(): Promise<number> {
         duringList,
         rateLimit,
         permissions,
+        http2,
         idleChain,
         distinctKeys,
         distinctKeySizes: [options.distinctKeys, options.distinctKeysLarge],
@@ -267,6 +275,7 @@ async function main(): Promise<number> {
         cacheOffChanges: stack.fast.cacheOff.changes,
         gatewayMethods: 'API keys and OpenID Connect both on (settings file), A and B alike',
         flood: `a second wrk, -t1 -c${FLOOD_CONNECTIONS}, beside each "${fastTargets(stack).flooded?.name}" run: Authorization: apk <the API key's id>.<43 random base64url characters>, new per request`,
+        http2: `h2load -t1 -c${H2_CONNECTIONS} -m${H2_STREAMS} -n ${H2_CONNECTIONS}×1000 per invocation (each connection its 1000 requests, then nginx's GOAWAY), back to back for each run's seconds; gateway B and B's baseline alike, the API key's header`,
         distinctKeys: `wrk -t${options.wrkThreads} -c${options.wrkConnections}, one of N keys (made by SQL) at random per request, gateway B and B's baseline alike`,
         balancer: `HAProxy 2.6 (1 thread) in front of B; valid traffic as the fast API-key row through it; beside it a second wrk, -t1 -c${FLOOD_CONNECTIONS}, at ${options.balancerFloodShare} of the valid traffic's rate alone: apk <12 random digits>.<43 random base64url characters>, or no Authorization header`,
       },
@@ -284,6 +293,7 @@ async function main(): Promise<number> {
           bearerFirstSight: { ...bearerFirstSight, cpu: bearerFirstSightCpu },
           distinctKeys,
           balancerFlood,
+          http2,
         },
         management: { ...management, cpu: managementCpu },
         revocation: { ...revocation, cpu: revocationCpu },

@@ -122,7 +122,8 @@ const QUICK: Omit<BenchOptions, 'outDir'> = {
   balancerRounds: 1,
   revocations: 10,
   memoryRequests: 20_000,
-  budgetSeconds: 190,
+  // 190 s before the HTTP/2 row (issue 49), which takes about 10 s of a quick run.
+  budgetSeconds: 200,
 };
 
 const NUMERIC: Record<string, keyof BenchOptions> = {

@@ -55,6 +55,8 @@ export const FIGURE_IDS = [
   'fast_rate_limit_cost',
   'fast_rate_limit_accuracy',
   'fast_permissions_cost',
+  // Issue 49: the fast API-key row over HTTP/2.
+  'fast_h2_apk_throughput',
   'revocation_worst',
   'management_create_p50',
   'management_list',

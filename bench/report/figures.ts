@@ -5,6 +5,7 @@ import { MEMORY_LOAD, type MemorySample } from '../phases/context.js';
 import type { DistinctKeysResult } from '../phases/distinct-keys.js';
 import type { FirstRequestResult } from '../phases/first-request.js';
 import type { DuringListResult } from '../phases/first-sight-during-list.js';
+import type { Http2Result } from '../phases/http2.js';
 import type { IdleChainResult } from '../phases/idle-chain.js';
 import type { LatencyResult } from '../phases/latency.js';
 import type { ManagementResult } from '../phases/management.js';
@@ -15,6 +16,7 @@ import type { RevocationResult } from '../phases/revocation.js';
 import type { ThroughputResult } from '../phases/throughput.js';
 import { round } from '../stats.js';
 import { type Figure, type FigureId, invalid, otherOf, type RawFigure } from './figure.js';
+import { http2Figure } from './http2-figures.js';
 import {
   balancerFloodFigure,
   bearerFirstSightFigure,
@@ -51,6 +53,8 @@ export interface Results {
     rateLimit: Outcome<RateLimitResult>;
     /** Permissions' cost on B: 10 rules against none (issue 39). */
     permissions: Outcome<PermissionsResult>;
+    /** Issue 49: the API-key row over HTTP/2 (h2load), against the baseline over HTTP/2. */
+    http2: Outcome<Http2Result>;
     /** Idle relays with a first sight's wake-ups: what the machine's scheduling costs that row. */
     idleChain: Outcome<IdleChainResult>;
     /** Issue 38: callers over many distinct keys (the two sizes asked for, smaller first). */
@@ -140,6 +144,7 @@ function rawFigures(r: Results): RawFigure[] {
     balancerFloodFigure(r.fast.balancerFlood),
     ...rateLimitFigures(r.fast.rateLimit),
     permissionsFigure(r.fast.permissions),
+    http2Figure(r.fast.http2),
     {
       id: 'revocation_worst',
       other: otherOf(r.phaseCpu.revocation),

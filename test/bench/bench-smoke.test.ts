@@ -13,6 +13,11 @@ interface Flood {
   requests: number;
   statuses: Record<string, number>;
 }
+interface Http2 {
+  apk: { requests: number; errors: number };
+  baseline: { requests: number; errors: number };
+  moduleHits: number | null;
+}
 interface DuringList {
   lists: number;
   probes: number;
@@ -40,6 +45,8 @@ const MISS_PATH_IDS = [
   'fast_first_request_during_list_p99',
   'fast_list_sidecar_rss_growth',
   'revocation_worst',
+  // Issue 49: the seen key over HTTP/2.
+  'fast_h2_apk_throughput',
 ];
 
 // A smoke test of the harness (npm run bench -- --quick): it runs to the end, produces every
@@ -73,7 +80,7 @@ test('npm run bench --quick produces every figure as JSON and cleans up', async 
     machine: Record<string, unknown>;
     processes: { name: string; argv: string[] }[];
     figures: { id: string; measured: unknown; target: unknown; pass: unknown }[];
-    details: { fast: { throughput: { flood: Flood }; duringList: DuringList } };
+    details: { fast: { throughput: { flood: Flood }; duringList: DuringList; http2: Http2 } };
   };
   expect(results.figures.map((f) => f.id).sort()).toEqual([...FIGURE_IDS].sort());
   for (const figure of results.figures) {
@@ -91,6 +98,13 @@ test('npm run bench --quick produces every figure as JSON and cleans up', async 
   expect(duringList.lists).toBeGreaterThan(0);
   expect(duringList.probes).toBeGreaterThan(0);
   expect(Number.isFinite(duringList.rss.growth)).toBe(true);
+  // The HTTP/2 row: every request answered on both sides, and every one of the gateway's a hit
+  // of the nginx module (issue 49).
+  const { http2 } = results.details.fast;
+  expect(http2.apk.requests).toBeGreaterThan(0);
+  expect(http2.baseline.requests).toBeGreaterThan(0);
+  expect(http2.apk.errors + http2.baseline.errors).toBe(0);
+  expect(http2.moduleHits).toBe(http2.apk.requests);
   // What each measured process ran as: the sidecars as `node <dist>/sidecar/main.js`.
   const sidecars = results.processes.filter((p) => p.name.startsWith('sidecar '));
   expect(sidecars.map((p) => p.name).sort()).toEqual(['sidecar A', 'sidecar B']);
