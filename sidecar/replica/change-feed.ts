@@ -61,11 +61,14 @@ export class ChangeFeed {
 
   /**
    * The client rows changed after `position` (less CATCH_UP_MARGIN), and the feed's position
-   * after them; null when those changes are no longer all in the feed (pruned).
+   * after them; null when those changes are no longer all in the feed (pruned), or when the
+   * feed is behind `position`: the database was restored from a backup taken after it (same
+   * epoch, older rows), so what nginx holds may name clients it no longer has. Its head never
+   * goes back otherwise (pruning raises `pruned_through` past what it removes).
    */
   async changedSince(position: number): Promise<{ rows: number[]; head: FeedHead } | null> {
     const head = await this.head();
-    if (position < head.prunedThrough) return null;
+    if (position < head.prunedThrough || position > head.position) return null;
     const { rows } = await this.db.query<{ client_row: number }>(
       'SELECT DISTINCT client_row FROM api_client_feed WHERE position > $1 AND position <= $2',
       [Math.max(0, position - CATCH_UP_MARGIN), head.position],

@@ -150,6 +150,9 @@ export async function changedThenLocked(
     await sleep(200);
     await changer.query('COMMIT');
     await locked;
+    // The notices' delivery to every pair (the bound when nothing fails: milliseconds): from
+    // then on each pair could have known.
+    await sleep(300);
     await during();
     await locker.query('COMMIT');
   } finally {
