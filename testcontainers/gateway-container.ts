@@ -22,7 +22,6 @@ import { type Parts, StartedGatewayContainer } from './started-gateway.js';
 
 const CONTROL_DIR = '/run/gateway-control';
 const SETTINGS_FILE = '/etc/gateway/settings.yaml';
-const CONFIG_DIR = '/etc/config';
 const OIDC_CA_FILE = '/etc/gateway/oidc-ca.pem';
 const KEY_LINE = /NEWLY GENERATED API KEY: (\S+)/;
 
@@ -150,12 +149,7 @@ export class GatewayContainer {
 
     const reaper = await getReaper(client);
     const labels = { [LABEL_TESTCONTAINERS_SESSION_ID]: reaper.sessionId, 'gw.gateway': id };
-    const parts: Parts = {
-      containers: [],
-      logs: {},
-      volume: `gw-control-${id}`,
-      configVolume: `gw-config-${id}`,
-    };
+    const parts: Parts = { containers: [], logs: {}, volume: `gw-control-${id}` };
     const keep = (service: string) => (stream: Readable) => {
       parts.logs[service] = '';
       stream.on('data', (chunk: Buffer | string) => {
@@ -167,7 +161,6 @@ export class GatewayContainer {
       if (this.network === undefined) parts.ownNetwork = await new Network().start();
       const network = this.network ?? parts.ownNetwork!;
       await client.container.dockerode.createVolume({ Name: parts.volume, Labels: labels });
-      await client.container.dockerode.createVolume({ Name: parts.configVolume, Labels: labels });
 
       let databaseUrl = this.databaseUrl;
       if (databaseUrl === undefined) {
@@ -199,11 +192,7 @@ export class GatewayContainer {
           API_KEY_CREATE: 'true',
           ...(this.oidcCa === undefined ? {} : { OIDC_CA_FILE }),
         })
-        .withBindMounts([
-          { source: parts.volume, target: CONTROL_DIR },
-          // nginx's proof for the sidecar (nginx/conf.d/sidecar-proof.key), which the proxy makes.
-          { source: parts.configVolume, target: CONFIG_DIR, mode: 'ro' },
-        ])
+        .withBindMounts([{ source: parts.volume, target: CONTROL_DIR }])
         .withWaitStrategy(probe('http://127.0.0.1:8081/healthz'))
         .withLogConsumer(keep('gateway'))
         .withStartupTimeout(this.startupTimeoutMs);
@@ -216,15 +205,11 @@ export class GatewayContainer {
       parts.containers.push(parts.gateway);
 
       let proxy = service('proxy', images.proxy, network, labels)
-        // The sidecar's user (node) is in group 1000: it may read the proof the proxy makes.
-        .withEnvironment({ GATEWAY_SETTINGS: SETTINGS_FILE, GATEWAY_PROOF_GID: '1000' })
+        .withEnvironment({ GATEWAY_SETTINGS: SETTINGS_FILE })
         .withCopyContentToContainer([
           { content: resolved.settingsYaml, target: SETTINGS_FILE, mode: 0o644 },
         ])
-        .withBindMounts([
-          { source: parts.volume, target: CONTROL_DIR },
-          { source: parts.configVolume, target: CONFIG_DIR },
-        ])
+        .withBindMounts([{ source: parts.volume, target: CONTROL_DIR }])
         .withExposedPorts(443)
         .withWaitStrategy(probe('tls://127.0.0.1:443'))
         .withLogConsumer(keep('proxy'))

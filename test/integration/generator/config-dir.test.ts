@@ -37,13 +37,7 @@ async function allFiles(dir: string): Promise<string[]> {
     .sort();
 }
 
-const ALL = [
-  LAYOUT.defaultConf,
-  LAYOUT.certificate,
-  LAYOUT.key,
-  LAYOUT.sslConf,
-  LAYOUT.sidecarProof,
-].sort();
+const ALL = [LAYOUT.defaultConf, LAYOUT.certificate, LAYOUT.key, LAYOUT.sslConf].sort();
 
 describe('ensureConfigDir', () => {
   test('completes an empty directory: both templates and a certificate for the FQDN', async () => {

@@ -6,7 +6,6 @@ import { Authenticator } from '../../../sidecar/auth/authenticator.js';
 import type { BearerVerifier } from '../../../sidecar/auth/bearer-verifier.js';
 import { SidecarMetrics } from '../../../sidecar/metrics/sidecar-metrics.js';
 import { http } from '../../support/http.js';
-import { STAND_IN_FOR_NGINX } from '../../support/nginx-stand-in.js';
 import { directoryOf, row } from '../support/clients.js';
 import { recordingLogger, serve } from '../support/serve.js';
 
@@ -47,20 +46,8 @@ const { log, lines } = recordingLogger();
 let ok: Awaited<ReturnType<typeof serve>>;
 let down: Awaited<ReturnType<typeof serve>>;
 beforeAll(async () => {
-  ok = await serve(
-    createAuthHandler(
-      new Authenticator(new ApiKeyVerifier(clients), bearer),
-      log,
-      STAND_IN_FOR_NGINX,
-    ),
-  );
-  down = await serve(
-    createAuthHandler(
-      new Authenticator(new ApiKeyVerifier(failing), null),
-      log,
-      STAND_IN_FOR_NGINX,
-    ),
-  );
+  ok = await serve(createAuthHandler(new Authenticator(new ApiKeyVerifier(clients), bearer), log));
+  down = await serve(createAuthHandler(new Authenticator(new ApiKeyVerifier(failing), null), log));
 });
 afterAll(async () => {
   await ok.close();
@@ -87,11 +74,7 @@ describe('/auth', () => {
   });
 
   test('the decider behind it (also what auth frames answer): a 204 has no body', async () => {
-    const decide = createAuthDecider(
-      new Authenticator(new ApiKeyVerifier(clients), bearer),
-      log,
-      STAND_IN_FOR_NGINX,
-    );
+    const decide = createAuthDecider(new Authenticator(new ApiKeyVerifier(clients), bearer), log);
     const answer = await decide({
       headers: { authorization: `apk 1.${SECRET}` },
       rawHeaders: ['Authorization', `apk 1.${SECRET}`],
@@ -286,7 +269,6 @@ describe('/auth reporting', () => {
       createAuthHandler(
         new Authenticator(new ApiKeyVerifier(clients), bearer),
         recorded.log,
-        STAND_IN_FOR_NGINX,
         metrics,
       ),
     );
@@ -342,7 +324,6 @@ describe('/auth reporting', () => {
       createAuthHandler(
         new Authenticator(new ApiKeyVerifier(clients), bearer),
         recordingLogger().log,
-        STAND_IN_FOR_NGINX,
         metrics,
       ),
     );
@@ -363,7 +344,6 @@ describe('/auth reporting', () => {
       createAuthHandler(
         new Authenticator(new ApiKeyVerifier(clients), bearer),
         recorded.log,
-        STAND_IN_FOR_NGINX,
         metrics,
       ),
     );
@@ -371,7 +351,6 @@ describe('/auth reporting', () => {
       createAuthHandler(
         new Authenticator(new ApiKeyVerifier(failing), null),
         recorded.log,
-        STAND_IN_FOR_NGINX,
         metrics,
       ),
     );
