@@ -44,8 +44,9 @@ import { type NotificationDropper, notificationDropper } from '../support/notifi
 // - 0 (no answer in 3 s), 503 and 429 are answers a client retries: counted, not judged.
 // After the faults stop and a quiet moment, each pair's replica equals PostgreSQL record for
 // record (read through nginx's control socket) and every key gets what PostgreSQL says.
-// The seed is printed; KEY_TABLE_MODEL_SEED=<seed> runs the same sequence of operations and
-// faults again (the timings of a real system still vary). KEY_TABLE_MODEL_SECONDS lengthens it.
+// The seed is printed; KEY_TABLE_MODEL_SEED=<seed> runs the same schedule of faults again, with
+// the same operations between them (which keys they pick can differ, as creations fail or not
+// during a fault, and the timings of a real system vary). KEY_TABLE_MODEL_SECONDS lengthens it.
 
 const SEED = Number(process.env.KEY_TABLE_MODEL_SEED ?? randomInt(2 ** 31));
 const SECONDS = Number(process.env.KEY_TABLE_MODEL_SECONDS ?? 60);
@@ -199,7 +200,11 @@ describe.runIf(RUN)(`the key table's model check (seed ${SEED}, ${SECONDS} s)`, 
   test(
     'random changes and faults on two pairs: nothing PostgreSQL refused passes outside the bounds, no fresh key is refused, and the replicas end equal to PostgreSQL',
     async () => {
-      const rng = generator(SEED);
+      // Two generators, so the schedule of faults a seed names does not depend on how many
+      // operations the machine's speed let run between them: `plan` draws the faults, their
+      // lengths and the step counts; `rng` the operations.
+      const plan = generator(SEED);
+      const rng = generator(SEED ^ 0x5bd1e995);
       const keys: Key[] = [];
       const calls: Call[] = [];
       const faults: Fault[] = [];
@@ -290,9 +295,9 @@ describe.runIf(RUN)(`the key table's model check (seed ${SEED}, ${SECONDS} s)`, 
         else if (restorable().length > 0) await restore(rng.pick(restorable()));
         await sleep(20 + rng.int(150));
       };
-      const steps = async (ms: number) => {
-        const until = Date.now() + ms;
-        while (Date.now() < until) await step();
+      /** `n` operations (about 100 ms each with their pauses). */
+      const steps = async (n: number) => {
+        for (let i = 0; i < n; i += 1) await step();
       };
 
       // --- the faults -----------------------------------------------------------------------
@@ -345,7 +350,7 @@ describe.runIf(RUN)(`the key table's model check (seed ${SEED}, ${SECONDS} s)`, 
           fault('connections refused', [], async () => {
             const allow = await refuseConnections(databaseUrl);
             try {
-              await steps(1_500 + rng.int(2_500));
+              await steps(15 + plan.int(25));
             } finally {
               await allow();
             }
@@ -358,31 +363,31 @@ describe.runIf(RUN)(`the key table's model check (seed ${SEED}, ${SECONDS} s)`, 
             const valid = live();
             if (valid.length > 0) await refuse(rng.pick(valid), sql!);
             await sql!.query('COMMIT');
-            await steps(500);
+            await steps(5);
           }),
         () =>
           fault('notices not delivered to B', ['B'], async () => {
             dropper.state.drop = true;
             try {
-              await steps(2_000 + rng.int(3_000));
+              await steps(20 + plan.int(30));
             } finally {
               dropper.state.drop = false;
             }
           }),
         () => {
-          const pair = rng.pick(['A', 'B'] as const);
+          const pair = plan.pick(['A', 'B'] as const);
           return fault(`sidecar of ${pair} killed`, [pair], async () => {
             const pid = await stacks[pair].gateway().pid('sidecar');
             if (pid !== undefined) process.kill(pid, 'SIGKILL');
-            await steps(1_000);
+            await steps(10);
             await sidecarBack(stacks[pair]);
           });
         },
         () => {
-          const pair = rng.pick(['A', 'B'] as const);
+          const pair = plan.pick(['A', 'B'] as const);
           return fault(`nginx of ${pair} reloaded`, [], async () => {
             await reloadNginx(stacks[pair]);
-            await steps(1_000);
+            await steps(10);
           });
         },
         () =>
@@ -390,9 +395,9 @@ describe.runIf(RUN)(`the key table's model check (seed ${SEED}, ${SECONDS} s)`, 
             await sql?.end().catch(() => {});
             sql = null;
             await server.stop();
-            await sleep(500 + rng.int(1_500));
+            await sleep(500 + plan.int(1_500));
             await server.start();
-            await steps(500);
+            await steps(5);
           }),
       ];
 
@@ -424,8 +429,8 @@ describe.runIf(RUN)(`the key table's model check (seed ${SEED}, ${SECONDS} s)`, 
 
       // --- the run --------------------------------------------------------------------------
       while (Date.now() < deadline) {
-        await steps(2_000 + rng.int(4_000));
-        if (Date.now() < deadline) await rng.pick(FAULTS)();
+        await steps(20 + plan.int(40));
+        if (Date.now() < deadline) await plan.pick(FAULTS)();
       }
       // Quiet: no more faults or changes; callers go on for the bounds.
       await sidecarBack(stacks.A);
@@ -498,7 +503,9 @@ describe.runIf(RUN)(`the key table's model check (seed ${SEED}, ${SECONDS} s)`, 
         const want = state === null ? 200 : STATUS_OF[state];
         for (const pair of ['A', 'B'] as const) {
           const got = await status(stacks[pair], key.token, pathOf(key));
-          if (got !== want)
+          // A key refused 401 may meet its id's failure budget first (its old secret, tried again
+          // and again): 429 is a refusal too.
+          if (got !== want && !(want === 401 && got === 429))
             wrong.push(`${pair}: key ${key.id} (${state ?? 'valid'}) got ${got}, not ${want}`);
         }
       }
