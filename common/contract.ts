@@ -458,12 +458,18 @@ export const KEY_TABLE = {
   /** How long after the sidecar's last word an unknown id is still refused by nginx alone. */
   liveSeconds: 5,
   /**
-   * Ids this far above or below the largest one held are asked about, not refused: a client
-   * created on another pair a moment ago (its record on its way, or committed out of id order
-   * beside other creators) passes at once, while a guessed id, almost always far away, is
-   * refused by nginx alone.
+   * Ids this far below the largest one held are asked about, not refused: a client created on
+   * another pair a moment ago, committed out of id order beside other creators, passes at once.
    */
   newIdBand: 1_000,
+  /**
+   * Ids up to this far above the largest one held are asked about, not refused: clients
+   * committed a moment ago whose notice has not reached this pair yet, a bulk import of up to
+   * this many included (a caller who read the ids from the commit may use them before the
+   * notice lands). A guessed id, almost always far above, is still refused by nginx alone
+   * (docs/decisions/20261202-ids-ahead-of-their-notice.md).
+   */
+  newIdReach: 10_000_000,
 } as const;
 
 /**

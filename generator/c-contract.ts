@@ -98,6 +98,7 @@ export function renderCContract(): string {
     `#define GW_KEY_TABLE_FULL ${cString(KEY_TABLE.state.full)}`,
     `#define GW_KEY_TABLE_RECORDS ${cString(KEY_TABLE.state.records)}`,
     `#define GW_KEY_TABLE_NEW_ID_BAND ${KEY_TABLE.newIdBand}`,
+    `#define GW_KEY_TABLE_NEW_ID_REACH ${KEY_TABLE.newIdReach}`,
     `#define GW_KEY_TABLE_CHANGED_PREFIX ${cString(KEY_TABLE.changes.prefix)}`,
     `#define GW_KEY_TABLE_CHANGED_SLOTS ${KEY_TABLE.changes.slots}`,
     `#define GW_KEY_TABLE_CHANGED_IDS ${KEY_TABLE.changes.ids}`,

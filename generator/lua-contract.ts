@@ -160,6 +160,7 @@ export function renderLuaContract(): string {
     `    trust_variable = ${luaString(bare(KEY_TABLE.trustVariable))},`,
     `    live_seconds = ${KEY_TABLE.liveSeconds},`,
     `    new_id_band = ${KEY_TABLE.newIdBand},`,
+    `    new_id_reach = ${KEY_TABLE.newIdReach},`,
     `    changes = { prefix = ${luaString(KEY_TABLE.changes.prefix)}, slots = ${KEY_TABLE.changes.slots}, ids = ${KEY_TABLE.changes.ids} },`,
     '    state = {',
     ...Object.entries(KEY_TABLE.state).map(

@@ -76,7 +76,12 @@ export interface DefaultConfModel {
   /** On the control socket: the sidecar's readiness asks whether nginx reaches it. */
   sidecarProbe: LocationModel & { path: string };
   /** `bare`: the prefix without its slash, where nothing lives (admin, then the JSON 404). */
-  management: LocationModel & { path: string; bare: string };
+  management: LocationModel & {
+    path: string;
+    bare: string;
+    /** The server's error pages again (a location's error_page replaces them all), with the sidecar's own failures (502, 504) answered 503. */
+    errorPages: DefaultConfModel['errorPages'];
+  };
   app: LocationModel & { readTimeout: string };
   console: ConsoleModel;
 }
@@ -263,6 +268,25 @@ const SIDECAR_HEADERS: NameValue[] = FORWARDED_TO_SIDECAR.map(({ header, variabl
 }));
 
 /** Builds the default.conf model: every decision about what nginx does is made here. */
+/** nginx's own answers as JSON: `error_page <nginxStatus> =<status> <path>`. */
+const errorPages: DefaultConfModel['errorPages'] = NGINX_ERROR_PAGES.map((page) => ({
+  nginxStatus: page.nginxStatus,
+  status: page.status,
+  path: `${NGINX_NAMES.errorLocationPrefix}${page.nginxStatus}`,
+  body: jsonLiteral(JSON.parse(answerBody(page))),
+}));
+
+/**
+ * Management's: the sidecar serves it, so the sidecar gone or silent mid-request (nginx's 502,
+ * 504) is the 503 the access phase answers when it cannot ask (AUTH_UNAVAILABLE), not the
+ * application's UPSTREAM_* answers.
+ */
+const managementErrorPages: DefaultConfModel['errorPages'] = errorPages.map((page) => {
+  if (page.nginxStatus !== 502 && page.nginxStatus !== 504) return page;
+  const unavailable = errorPages.find((p) => p.nginxStatus === 503)!;
+  return { ...page, status: unavailable.status, path: unavailable.path };
+});
+
 export function defaultConfModel(settings: Settings): DefaultConfModel {
   const oidc = settings.open_id_connect;
   const portSuffix = settings.https_port === 443 ? '' : `:${settings.https_port}`;
@@ -359,12 +383,7 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       { name: 'X-Content-Type-Options', value: 'nosniff' },
       { name: 'Cache-Control', value: 'no-store' },
     ],
-    errorPages: NGINX_ERROR_PAGES.map((page) => ({
-      nginxStatus: page.nginxStatus,
-      status: page.status,
-      path: `${NGINX_NAMES.errorLocationPrefix}${page.nginxStatus}`,
-      body: jsonLiteral(JSON.parse(answerBody(page))),
-    })),
+    errorPages,
     failuresPath: CONTROL.failures,
     createdPath: CONTROL.created,
     usagePath: CONTROL.usage,
@@ -396,6 +415,7 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       // Without it nginx answers the management prefix without its slash itself, with a 301
       // and an HTML body (a proxied prefix location redirects).
       bare: MANAGEMENT_PATH.slice(0, -1),
+      errorPages: managementErrorPages,
       proxyPass: `http://${SIDECAR_UPSTREAM}`,
       headers: [
         ...KEEPALIVE_HEADERS,

@@ -483,9 +483,10 @@ ngx_http_gateway_hit_no_client(ngx_str_t *id, double max_id)
 
     n = (double) ngx_http_gateway_hit_id_number(id->data, id->len);
 
-    /* Ids near the largest held, below as above it, may be a client whose creation committed
-     * a moment ago, out of id order or ahead of its notice: asked about, never refused. */
-    return n + GW_KEY_TABLE_NEW_ID_BAND < max_id || n > max_id + GW_KEY_TABLE_NEW_ID_BAND;
+    /* Ids near the largest held may be a client whose creation committed a moment ago: below
+     * it, out of id order beside other creators; above it, ahead of its notice (a bulk import
+     * as much as one creation). Asked about, never refused. */
+    return n + GW_KEY_TABLE_NEW_ID_BAND < max_id || n > max_id + GW_KEY_TABLE_NEW_ID_REACH;
 }
 
 

@@ -160,10 +160,12 @@ local function from_memory(admin, credential, key_id, secret, max_age_ms)
     end
     return false, nil, false
   end
+  local replica_trusted = false
   if key_id then
     -- The key table's replica first: while it is trusted it holds every client, and while the
     -- feed is live an id it does not hold is nobody's (docs/decisions/20261127-key-table-replica.md).
-    local rec, nobody = key_table.lookup(key_id, ngx.now())
+    local rec, nobody, trusted = key_table.lookup(key_id, ngx.now())
+    replica_trusted = trusted
     -- A deleted client's record: its id is nobody's for as long as the replica is trusted.
     if rec and rec.kind == "unknown" then
       refusal.nobody()
@@ -182,7 +184,10 @@ local function from_memory(admin, credential, key_id, secret, max_age_ms)
   end
   if key_id then
     local rec = keys.get(key_id)
-    if rec then
+    -- An id learnt unknown is asked about again while a trusted replica cannot tell: the client
+    -- may have been created since, its notice not here yet (missed, or on its way); the replica
+    -- is the one to say "nobody's" (docs/decisions/20261202-ids-ahead-of-their-notice.md).
+    if rec and not (replica_trusted and rec.kind == "unknown") then
       return from_record(admin, credential, key_id, secret, max_age_ms, rec, false)
     end
   end

@@ -113,6 +113,7 @@ return {
     trust_variable = "key_table_trust_s",
     live_seconds = 5,
     new_id_band = 1000,
+    new_id_reach = 10000000,
     changes = { prefix = "#changed:", slots = 64, ids = 32 },
     state = {
       trusted_until = "#trusted_until",

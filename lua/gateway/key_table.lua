@@ -23,6 +23,7 @@ local F_ADMIN, F_KEY, F_PREVIOUS, F_EXPIRES, F_LIMIT, F_GONE, F_RULES =
 local GONE = { kind = "unknown" }
 local band = require("bit").band
 local NEW_ID_BAND = T.new_id_band
+local NEW_ID_REACH = T.new_id_reach
 local CHANGES = T.changes
 
 -- Whether default.conf declares the replica's dict (one from before it: nginx asks as before).
@@ -141,17 +142,22 @@ local function nobody(n, now)
   if not seen_live or now >= seen_live or seen_full then
     return false
   end
-  -- Below as above the largest held: a creation committed out of id order, or ahead of its
-  -- notice, is asked about (docs/decisions/20261201-no-change-skipped.md).
+  -- Below the largest held, a creation committed out of id order; above it, creations ahead of
+  -- their notice, a bulk import's included: asked about (docs/decisions/20261201-no-change-skipped.md,
+  -- 20261202-ids-ahead-of-their-notice.md).
   local max = seen_max or 0
-  return n + NEW_ID_BAND < max or n > max + NEW_ID_BAND
+  return n + NEW_ID_BAND < max or n > max + NEW_ID_REACH
 end
 
 -- What the replica says of key id `id` at Unix time `now`: the record it holds (a table for
 -- gateway.keys.verdict), or nil and whether that absence means "no client has this id" (true
 -- only while the replica is complete, trusted, live and has held every record it was sent, and
--- for an id not just above the largest it holds).
--- nil, false: the replica cannot tell; ask as before.
+-- for an id not just above the largest it holds), and whether it is an absence in a trusted
+-- replica.
+-- nil, false: the replica cannot tell; ask as before. nil, false, true: trusted, the id absent,
+-- but the replica maybe behind (a notice pending, an id near the largest): what was learnt of
+-- an unknown id before is no proof either, its creation may be what the replica has not seen
+-- (docs/decisions/20261202-ids-ahead-of-their-notice.md).
 function M.lookup(id, now)
   if not dict then
     return nil, false
@@ -167,17 +173,18 @@ function M.lookup(id, now)
   -- No max_id, which a table with records always has: searched, as before.
   local n = tonumber(id)
   if seen_max and n > seen_max then
-    return nil, nobody(n, now)
+    return nil, nobody(n, now), true
   end
   local value = dict:get(id)
   if value then
+    -- A doubt (a change being read) is no absence: what was learnt since may stand.
     return M.decode(value, id), false
   end
   read_state(now)
   if not seen_trusted or now >= seen_trusted then
     return nil, false
   end
-  return nil, nobody(n, now)
+  return nil, nobody(n, now), true
 end
 
 -- ---------------------------------------------------------------------------------------------

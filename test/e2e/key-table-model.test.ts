@@ -134,15 +134,7 @@ const STATUS_OF: Record<Refusal, number> = {
 const pathOf = (key: Key) => (key.admin ? `${CLIENTS}?limit=1` : '/api');
 const stateOf = (key: Key) => key.events.at(-1)!.refused;
 
-// Run by hand (KEY_TABLE_MODEL=1) until what it found on 2026-12-02 is fixed (issue 48's note):
-// a fresh key refused 401 for about a second on a pair whose callers had guessed its id before it
-// existed (nginx's learnt "no such client" for that id outlives a creation notice the pair
-// missed, until the catch-up brings the record: seed 1925537540, 'sidecar of A killed' among its
-// faults), and a 502 while a sidecar was killed (seed 1684392497). Not in `npm test` meanwhile:
-// it fails CI at random, as it should until then.
-const RUN = process.env.KEY_TABLE_MODEL === '1';
-
-describe.runIf(RUN)(`the key table's model check (seed ${SEED}, ${SECONDS} s)`, () => {
+describe(`the key table's model check (seed ${SEED}, ${SECONDS} s)`, () => {
   let server: RunningPostgres;
   let dir: string;
   let databaseUrl: string;

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { connect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freshDatabase } from '../support/database.js';
 import { CLIENTS, createClient, uniqueName } from '../support/management.js';
@@ -124,5 +126,54 @@ describe('one connection per worker to the sidecar, shared by its requests', () 
     expect(last).toBe(200);
     const again = await Promise.all(Array.from({ length: 50 }, () => call(user.token, '/api')));
     expect(again.map((r) => r.status)).toEqual(again.map(() => 200));
+  }, 60_000);
+
+  test("the sidecar killed between a management request's check and its proxying: 503 in the one shape, not 502", async () => {
+    // The admin check runs before nginx reads the body and only then connects to the sidecar:
+    // half a body, the check passes, the sidecar dies, the rest of the body (the runner starts
+    // it again after 250 ms, long after nginx has tried).
+    const tls = await stack.tls();
+    const body = JSON.stringify({ name: uniqueName('gone'), is_admin: false });
+    const head =
+      `POST ${CLIENTS} HTTP/1.1\r\nHost: ${stack.fqdn}\r\nAuthorization: apk ${stack.adminKey}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`;
+    const socket = connect({
+      host: '127.0.0.1',
+      port: Number(new URL(stack.baseUrl).port),
+      ca: tls.ca,
+      servername: tls.servername,
+    });
+    const received: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    const closed = new Promise<void>((resolve, reject) => {
+      socket.on('close', () => resolve());
+      socket.on('error', reject);
+    });
+    await new Promise<void>((resolve) => socket.once('secureConnect', () => resolve()));
+    socket.write(head + body.slice(0, 5));
+    await sleep(1_000);
+    const sidecar = await stack.gateway().pid('sidecar');
+    process.kill(sidecar!, 'SIGKILL');
+    await sleep(30);
+    socket.end(body.slice(5));
+    await closed;
+    const answer = Buffer.concat(received).toString('utf8');
+    expect(answer.split('\r\n')[0]).toMatch(/^HTTP\/1.1 503 /);
+    expect(answer).toMatch(/\r\ncontent-type: application\/json/i);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+      errors: [expect.objectContaining({ code: 'AUTH_UNAVAILABLE' })],
+    });
+    // The client was never made: nobody answered it.
+    const deadline = Date.now() + 30_000;
+    let listed: { items?: Array<{ name: string }> } = {};
+    while (Date.now() < deadline) {
+      const res = await call(stack.adminKey, `${CLIENTS}?limit=1000`);
+      if (res.status === 200) {
+        listed = res.json as typeof listed;
+        break;
+      }
+      await sleep(200);
+    }
+    expect(listed.items?.map((c) => c.name)).not.toContain(JSON.parse(body).name);
   }, 60_000);
 });
