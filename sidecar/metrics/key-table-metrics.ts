@@ -1,3 +1,4 @@
+import { Counter } from 'prom-client';
 import type { ReplicaStatus } from '../replica/replicator.js';
 import { type SidecarMetrics, scrapedGauge } from './sidecar-metrics.js';
 
@@ -59,6 +60,17 @@ export function registerKeyTableMetrics(
     'Changes in the feed not yet in the replica at the last heartbeat.',
     (s) => (s.phase === 'complete' ? s.lagPositions : null),
   );
+  let missedCounted = 0;
+  new Counter({
+    name: 'gateway_key_table_missed_changes_total',
+    help: "Clients whose change reached this pair's nginx by a heartbeat's check of the feed, not by its notice (notices lost on a connection that stayed up).",
+    registers: [r],
+    collect() {
+      const missed = status().missedChanges;
+      if (missed > missedCounted) this.inc(missed - missedCounted);
+      missedCounted = missed;
+    },
+  });
   one(
     'gateway_key_table_subjects',
     "Clients with a subject whose rows this sidecar holds beside nginx's replica (bearer tokens' look-ups).",

@@ -69,11 +69,19 @@ export class ChangeFeed {
   async changedSince(position: number): Promise<{ rows: number[]; head: FeedHead } | null> {
     const head = await this.head();
     if (position < head.prunedThrough || position > head.position) return null;
+    return { rows: await this.changedThrough(position, head.position), head };
+  }
+
+  /**
+   * The client rows changed after `position` (less CATCH_UP_MARGIN) up to `through` (a head a
+   * heartbeat saw): what a replica at `position` must hold to be at `through`.
+   */
+  async changedThrough(position: number, through: number): Promise<number[]> {
     const { rows } = await this.db.query<{ client_row: number }>(
       'SELECT DISTINCT client_row FROM api_client_feed WHERE position > $1 AND position <= $2',
-      [Math.max(0, position - CATCH_UP_MARGIN), head.position],
+      [Math.max(0, position - CATCH_UP_MARGIN), through],
     );
-    return { rows: rows.map((r) => r.client_row), head };
+    return rows.map((r) => r.client_row);
   }
 
   /**

@@ -38,7 +38,7 @@ export type KeyTableAnswer =
   | { kind: 'unreachable'; why: string };
 
 const TIMEOUT_MS = 10_000;
-const MAX_ANSWER = 64 * 1024;
+const MAX_ANSWER = 1024 * 1024;
 
 /** Pure: nginx's JSON state (lua/gateway/key_table.lua's state()) as a KeyTableState. */
 export function parseKeyTableState(json: unknown): KeyTableState | null {
@@ -100,7 +100,49 @@ export class NginxKeyTable {
     return this.call('POST', query, applyBody(changes));
   }
 
-  private call(method: 'GET' | 'POST', query: string, body: string): Promise<KeyTableAnswer> {
+  /**
+   * The records nginx holds for `ids` (at most READ_AT_ONCE): base64 of the bytes, or false for
+   * none; null when nginx cannot say (away, no replica, an answer not of that shape).
+   */
+  async held(ids: readonly number[]): Promise<Map<number, string | false> | null> {
+    const sent = await this.send('GET', `ids=${ids.join(',')}`, '');
+    if ('why' in sent || sent.status !== 200) return null;
+    try {
+      const records = (JSON.parse(sent.text) as { records?: unknown }).records;
+      if (typeof records !== 'object' || records === null) return null;
+      const out = new Map<number, string | false>();
+      for (const id of ids) {
+        const value = (records as Record<string, unknown>)[String(id)];
+        if (value !== false && typeof value !== 'string') return null;
+        out.set(id, value);
+      }
+      return out;
+    } catch {
+      return null;
+    }
+  }
+
+  private async call(method: 'GET' | 'POST', query: string, body: string): Promise<KeyTableAnswer> {
+    const sent = await this.send(method, query, body);
+    if ('why' in sent) return { kind: 'unreachable', why: sent.why };
+    const { status, text } = sent;
+    if (status === 404) return { kind: 'absent' };
+    if (status === 409) return { kind: 'empty' };
+    if (status === 204) return { kind: 'state', state: EMPTY_STATE };
+    let state: KeyTableState | null = null;
+    try {
+      state = status === 200 ? parseKeyTableState(JSON.parse(text)) : null;
+    } catch {
+      state = null;
+    }
+    return state ? { kind: 'state', state } : { kind: 'unreachable', why: `status ${status}` };
+  }
+
+  private send(
+    method: 'GET' | 'POST',
+    query: string,
+    body: string,
+  ): Promise<{ status: number; text: string } | { why: string }> {
     const path = query ? `${KEY_TABLE.controlPath}?${query}` : KEY_TABLE.controlPath;
     return new Promise((resolve) => {
       const req = request(
@@ -119,33 +161,21 @@ export class NginxKeyTable {
             if (size > MAX_ANSWER) req.destroy(new Error('answer too large'));
             else chunks.push(chunk);
           });
-          res.on('error', (err) => resolve({ kind: 'unreachable', why: err.message }));
-          res.on('end', () => {
-            const status = res.statusCode ?? 0;
-            if (status === 404) return resolve({ kind: 'absent' });
-            if (status === 409) return resolve({ kind: 'empty' });
-            if (status === 204) return resolve({ kind: 'state', state: EMPTY_STATE });
-            let state: KeyTableState | null = null;
-            try {
-              state =
-                status === 200
-                  ? parseKeyTableState(JSON.parse(Buffer.concat(chunks).toString('utf8')))
-                  : null;
-            } catch {
-              state = null;
-            }
-            resolve(
-              state ? { kind: 'state', state } : { kind: 'unreachable', why: `status ${status}` },
-            );
-          });
+          res.on('error', (err) => resolve({ why: err.message }));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+          );
         },
       );
       req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS} ms`)));
-      req.on('error', (err) => resolve({ kind: 'unreachable', why: err.message }));
+      req.on('error', (err) => resolve({ why: err.message }));
       req.end(body);
     });
   }
 }
+
+/** How many ids one read of nginx's records names (the control location takes up to 1,000). */
+export const READ_AT_ONCE = 200;
 
 const EMPTY_STATE: KeyTableState = {
   phase: null,

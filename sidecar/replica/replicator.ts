@@ -9,11 +9,12 @@ import {
   parsePosition,
 } from './change-feed.js';
 import { DOUBT_RECORD, GONE_RECORD, type KeyTableRow, keyRecordBytes } from './key-record-bytes.js';
-import type {
-  KeyTableAnswer,
-  KeyTableChange,
-  KeyTableState,
-  NginxKeyTable,
+import {
+  type KeyTableAnswer,
+  type KeyTableChange,
+  type KeyTableState,
+  type NginxKeyTable,
+  READ_AT_ONCE,
 } from './nginx-key-table.js';
 import { SUBJECTS_MAX, SubjectMirror } from './subject-mirror.js';
 
@@ -58,6 +59,8 @@ export interface ReplicaStatus {
   loadSeconds: number | null;
   /** Positions the feed was ahead of nginx's replica at the last heartbeat. */
   lagPositions: number;
+  /** Clients whose change no notice brought, found by a heartbeat's check and applied then. */
+  missedChanges: number;
   /** Clients with a subject whose rows this sidecar holds (its mirror of bearer clients). */
   subjects: number;
 }
@@ -79,6 +82,14 @@ export class KeyTableReplicator implements FeedFollower {
   private nginxState: KeyTableState | null = null;
   private loadSeconds: number | null = null;
   private lagPositions = 0;
+  /**
+   * Doubts told so far, and the last one each id was in: a push whose rows were read before an
+   * id's doubt leaves that id to the push the doubt's notice queued, never writing the row it
+   * read over the doubt.
+   */
+  private doubts = 0;
+  private readonly doubtedAt = new Map<number, number>();
+  private missedChanges = 0;
   /** Replica operations run one at a time, in order. */
   private queue: Promise<void> = Promise.resolve();
   private busy = false;
@@ -140,6 +151,7 @@ export class KeyTableReplicator implements FeedFollower {
       nginx: this.nginxState,
       loadSeconds: this.loadSeconds,
       lagPositions: this.lagPositions,
+      missedChanges: this.missedChanges,
       subjects: this.mirror.size,
     };
   }
@@ -223,6 +235,8 @@ export class KeyTableReplicator implements FeedFollower {
    * use: it is loaded again.
    */
   private async inDoubt(ids: readonly number[]): Promise<void> {
+    this.doubts += 1;
+    for (const id of ids) this.doubtedAt.set(id, this.doubts);
     const answer = await this.nginx.apply(
       ids.map((id) => ({ id, record: DOUBT_RECORD })),
       null,
@@ -350,6 +364,14 @@ export class KeyTableReplicator implements FeedFollower {
       }
       if (this.phase !== 'complete' || !this.position || this.unapplied) return;
       this.lagPositions = Math.max(0, head.position - this.position.position);
+      // Notices can go missing while the connection lives on (a pooler that hands the LISTEN
+      // to another client, a proxy), and a heartbeat that comes back after them proves
+      // nothing of them: before the position moves to `head`, nginx's records of what changed
+      // since are checked against PostgreSQL's rows, and any that differ are applied.
+      if (head.position > this.position.position) {
+        await this.verify(this.position.position, head.position);
+        if (this.unapplied) return;
+      }
       // The heartbeat came back after every notice sent before it, and each was applied (none
       // pending, none in doubt): the replica holds every change up to `head`, but for one whose
       // position was taken before and committed after (a catch-up re-reads a margin before its
@@ -363,6 +385,56 @@ export class KeyTableReplicator implements FeedFollower {
       );
       if (this.phase === 'complete') this.position = position;
     });
+  }
+
+  /**
+   * nginx's records of the clients changed in (`from` less the margin, `through`] against
+   * their rows now; a record that differs (a notice missed) is applied as a change, its
+   * decisions dropped. A read that fails leaves the replica unapplied, as a failed change does.
+   */
+  private async verify(from: number, through: number): Promise<void> {
+    let ids: number[];
+    let rows: KeyTableRow[];
+    try {
+      ids = await this.feed.changedThrough(from, through);
+      rows = await this.feed.records(ids);
+    } catch (err) {
+      this.unapplied = true;
+      throw err;
+    }
+    const want = new Map(rows.map((row) => [row.id, keyRecordBytes(row).toString('base64')]));
+    const gone = GONE_RECORD.toString('base64');
+    const differ: number[] = [];
+    for (let i = 0; i < ids.length; i += READ_AT_ONCE) {
+      const some = ids.slice(i, i + READ_AT_ONCE);
+      const held = await this.nginx.held(some);
+      if (!held) {
+        // nginx cannot say what it holds: it is told again, as a change would be.
+        differ.push(...some);
+        continue;
+      }
+      for (const id of some) {
+        const has = held.get(id);
+        // A table that is full may lack a client: it asks about those (never nobody's).
+        if (has === false && this.nginxState?.full) continue;
+        if (has !== (want.get(id) ?? gone)) differ.push(id);
+      }
+    }
+    if (differ.length === 0) return;
+    this.missedChanges += differ.length;
+    this.log.warn(
+      "notices were missed: nginx's records of changed clients corrected from the feed",
+      {
+        clients: differ.length,
+      },
+    );
+    await this.invalidate(differ);
+    try {
+      await this.push(differ, null, false);
+    } catch (err) {
+      await this.doubt(differ);
+      throw err;
+    }
   }
 
   /** The replica nginx already holds (this sidecar restarted, nginx did not), if it can be followed. */
@@ -436,6 +508,7 @@ export class KeyTableReplicator implements FeedFollower {
     complete: boolean,
   ): Promise<boolean> {
     const since = this.mirror.reading();
+    const doubtsBefore = this.doubts;
     const rows = await this.feed.records(ids);
     const found = new Map(rows.map((row) => [row.id, row]));
     this.mirror.put(rows, since);
@@ -451,7 +524,7 @@ export class KeyTableReplicator implements FeedFollower {
       const last = i + this.batchSize >= changes.length;
       const done = complete && last;
       const answer = await this.nginx.apply(
-        changes.slice(i, i + this.batchSize),
+        this.notDoubtedSince(changes.slice(i, i + this.batchSize), doubtsBefore),
         head ? formatPosition(head) : null,
         // A load just read every row: trusted, and live as the last heartbeat left it.
         done ? { complete: true, renew: true, liveS: this.liveLeft() } : {},
@@ -463,6 +536,21 @@ export class KeyTableReplicator implements FeedFollower {
       if (head) this.position = head;
     }
     return true;
+  }
+
+  /**
+   * `changes` but for the ids put in doubt after `doubts` (a notice of a change that may have
+   * committed after their rows were read: the push that notice queued applies them), checked as
+   * the apply is sent, so a row read before a doubt is never written over it.
+   */
+  private notDoubtedSince(changes: KeyTableChange[], doubts: number): KeyTableChange[] {
+    return changes.filter(({ id }) => {
+      const at = this.doubtedAt.get(id);
+      if (at === undefined) return true;
+      if (at > doubts) return false;
+      this.doubtedAt.delete(id);
+      return true;
+    });
   }
 
   /**

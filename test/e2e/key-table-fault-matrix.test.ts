@@ -1,14 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type RunningPostgres, startEmbeddedPostgres } from '../support/embedded-postgres.js';
+import type { RunningPostgres } from '../support/embedded-postgres.js';
 import { http } from '../support/http.js';
-import { keyTableLoaded } from '../support/key-table.js';
+import { keyTableLoaded, metricsText } from '../support/key-table.js';
 import {
   changedThenLocked,
-  closeAgent,
   heldRecords,
   type NativeStack,
   newKey,
@@ -22,9 +19,10 @@ import {
   terminateListeners,
   within,
 } from '../support/key-table-faults.js';
-import { startNativeStack } from '../support/native-stack.js';
+import { sample } from '../support/metrics-text.js';
 import { controlPost } from '../support/nginx-control.js';
-import { type NotificationDropper, notificationDropper } from '../support/notification-dropper.js';
+import type { NotificationDropper } from '../support/notification-dropper.js';
+import { startTwoPairs, type TwoPairs } from '../support/two-pairs.js';
 
 // The key table's fault matrix (docs/consistency.md): each fault meets every kind of change that
 // makes PostgreSQL refuse a key (a deletion, a rotation past its grace, an expiry set in the
@@ -53,7 +51,6 @@ const BOUND_MS = {
 
 describe('the fault matrix: five changes at once meet each fault', () => {
   let server: RunningPostgres;
-  let dir: string;
   let databaseUrl: string;
   let dropper: NotificationDropper;
   let a: NativeStack;
@@ -71,29 +68,23 @@ describe('the fault matrix: five changes at once meet each fault', () => {
     await sql.connect();
   };
 
+  let pairsUp: TwoPairs | undefined;
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'gw-matrix-pg-'));
-    server = await startEmbeddedPostgres(dir);
-    const admin = new pg.Client({ connectionString: server.adminUrl });
-    await admin.connect();
-    await admin.query('CREATE DATABASE matrix');
-    await admin.end();
-    databaseUrl = server.adminUrl.replace(/\/postgres$/, '/matrix');
-    dropper = await notificationDropper(databaseUrl);
-    a = await startNativeStack({ env: { DATABASE_URL: databaseUrl } });
-    b = await startNativeStack({ env: { DATABASE_URL: dropper.url } });
-    await keyTableLoaded(a.gateway().metricsUrl);
-    await keyTableLoaded(b.gateway().metricsUrl);
+    pairsUp = await startTwoPairs('matrix');
+    ({ server, databaseUrl, dropper, a, b } = pairsUp);
     await connectSql();
   }, 240_000);
   afterAll(async () => {
-    for (const stack of [a, b]) if (stack) closeAgent(stack);
+    for (const [n, st] of pairs())
+      console.log(
+        n,
+        (await st.logs('gateway'))
+          .split('\n')
+          .filter((l) => /missed|replication|could not|caught|DBG/.test(l))
+          .join('\n'),
+      );
     await sql?.end().catch(() => {});
-    await a?.close();
-    await b?.close();
-    dropper?.close();
-    await server?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await pairsUp?.close();
   });
 
   /** One client per change (and a known one nobody changes), each passing on both pairs. */
@@ -134,7 +125,10 @@ describe('the fault matrix: five changes at once meet each fault', () => {
     const until = Date.now() + ms;
     while (Date.now() < until) {
       for (const stack of stacks) {
-        for (const t of ts) expect(await status(stack, t.token, t.change.path)).not.toBe(200);
+        for (const t of ts) {
+          const got = await status(stack, t.token, t.change.path);
+          expect(got, `${stack === a ? 'A' : 'B'}: ${t.change.what}`).not.toBe(200);
+        }
         const got = await status(stack, known);
         // In doubt too, when its change is within the catch-up margin (docs/consistency.md):
         // asked about, and nobody can answer. Never refused.
@@ -235,6 +229,38 @@ describe('the fault matrix: five changes at once meet each fault', () => {
     }
   }, 120_000);
 
+  test('change notices lost while the heartbeats come through (pair B): B refuses at its next heartbeat, which checks the feed', async () => {
+    const { targets: ts, known } = await targets();
+    dropper.state.beats = true;
+    dropper.state.drop = true;
+    const droppedBefore = dropper.state.dropped;
+    try {
+      await sleep(300);
+      await applyAll(sql, ts);
+      const started = Date.now();
+      for (const t of ts) await within(a, t.token, t.change.refused, 2_000, t.change.path);
+      // No notice reached B, and its heartbeats keep it live: only their check of the feed
+      // tells it (before, the beat moved its position past the changes, lost for good).
+      for (const t of ts) {
+        const left = Math.max(0, BOUND_MS.read - (Date.now() - started));
+        await within(b, t.token, t.change.refused, left, t.change.path);
+      }
+      report('change notices lost, beats through (B)', Date.now() - started);
+      expect(dropper.state.dropped).toBeGreaterThan(droppedBefore);
+      await sleep(2_000);
+      for (const t of ts) expect(await status(b, t.token, t.change.path)).toBe(t.change.refused);
+      expect(await status(b, known)).toBe(200);
+      const missed = sample(
+        await metricsText(b.gateway().metricsUrl),
+        'gateway_key_table_missed_changes_total',
+      );
+      expect(missed).toBeGreaterThanOrEqual(ts.length);
+    } finally {
+      dropper.state.drop = false;
+      dropper.state.beats = false;
+    }
+  }, 120_000);
+
   test('both sidecars killed mid-change (the rows locked, their records in doubt): never passing meanwhile, refused once the new sidecars read', async () => {
     const { targets: ts, known } = await targets();
     const before = await Promise.all([a, b].map((s) => s.gateway().pid('sidecar')));
@@ -300,30 +326,21 @@ describe('the fault matrix: five changes at once meet each fault', () => {
 
   test('PostgreSQL restarted while the changed rows are read: never passing meanwhile, refused once the sidecars are back', async () => {
     const { targets: ts, known } = await targets();
-    const changer = new pg.Client({ connectionString: databaseUrl });
-    const locker = new pg.Client({ connectionString: databaseUrl });
-    for (const c of [changer, locker]) {
-      c.on('error', () => {});
-      await c.connect();
-    }
-    await changer.query('BEGIN');
-    await applyAll(changer, ts);
-    await locker.query('BEGIN');
-    const locked = locker.query('LOCK TABLE api_clients IN ACCESS EXCLUSIVE MODE');
-    await sleep(200);
-    await changer.query('COMMIT');
-    await locked;
-    await sleep(500);
-    // Every reader waits on the lock; the server goes down under them (fast shutdown).
-    await sql.end().catch(() => {});
-    await server.stop();
-    await neverPassing(ts, known, 3_000);
-    await server.start();
+    await changedThenLocked(
+      databaseUrl,
+      (db) => applyAll(db, ts),
+      async () => {
+        await sleep(200);
+        // Every reader waits on the lock; the server goes down under them (fast shutdown).
+        await sql.end().catch(() => {});
+        await server.stop();
+        await neverPassing(ts, known, 3_000);
+        await server.start();
+      },
+    );
     await connectSql();
     const took = await refusedEverywhere(ts, known, BOUND_MS.restart);
     report('PostgreSQL restarted', took);
-    await changer.end().catch(() => {});
-    await locker.end().catch(() => {});
   }, 180_000);
   test('the database restored from a backup taken before a creation and a deletion: every pair does what the restored database says', async () => {
     const admin = new pg.Client({ connectionString: server.adminUrl });

@@ -1,16 +1,11 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ChangeFeed } from '../../sidecar/replica/change-feed.js';
 import { GONE_RECORD, keyRecordBytes } from '../../sidecar/replica/key-record-bytes.js';
-import { type RunningPostgres, startEmbeddedPostgres } from '../support/embedded-postgres.js';
-import { keyTableLoaded } from '../support/key-table.js';
+import type { RunningPostgres } from '../support/embedded-postgres.js';
 import {
   changedThenLocked,
-  closeAgent,
   heldRecords,
   type NativeStack,
   refuseConnections,
@@ -21,8 +16,8 @@ import {
   terminateListeners,
 } from '../support/key-table-faults.js';
 import { CLIENTS, createClient, uniqueName } from '../support/management.js';
-import { startNativeStack } from '../support/native-stack.js';
-import { type NotificationDropper, notificationDropper } from '../support/notification-dropper.js';
+import type { NotificationDropper } from '../support/notification-dropper.js';
+import { startTwoPairs, type TwoPairs } from '../support/two-pairs.js';
 
 // The key table's randomised model check (docs/consistency.md). A seeded random run of
 // creations (API on either pair, or SQL), refusing changes (deletions, rotations past their
@@ -136,7 +131,7 @@ const stateOf = (key: Key) => key.events.at(-1)!.refused;
 
 describe(`the key table's model check (seed ${SEED}, ${SECONDS} s)`, () => {
   let server: RunningPostgres;
-  let dir: string;
+  let pairsUp: TwoPairs | undefined;
   let databaseUrl: string;
   let dropper: NotificationDropper;
   const stacks = {} as Record<Pair, NativeStack>;
@@ -165,28 +160,16 @@ describe(`the key table's model check (seed ${SEED}, ${SECONDS} s)`, () => {
     console.log(
       `[model] seed ${SEED}: KEY_TABLE_MODEL_SEED=${SEED} npx vitest run test/e2e/key-table-model.test.ts`,
     );
-    dir = await mkdtemp(join(tmpdir(), 'gw-model-pg-'));
-    server = await startEmbeddedPostgres(dir);
-    const admin = new pg.Client({ connectionString: server.adminUrl });
-    await admin.connect();
-    await admin.query('CREATE DATABASE model');
-    await admin.end();
-    databaseUrl = server.adminUrl.replace(/\/postgres$/, '/model');
-    dropper = await notificationDropper(databaseUrl);
-    stacks.A = await startNativeStack({ env: { DATABASE_URL: databaseUrl } });
-    stacks.B = await startNativeStack({ env: { DATABASE_URL: dropper.url } });
+    pairsUp = await startTwoPairs('model');
+    ({ server, databaseUrl, dropper } = pairsUp);
+    stacks.A = pairsUp.a;
+    stacks.B = pairsUp.b;
     adminKey = stacks.A.adminKey;
-    for (const pair of ['A', 'B'] as const) await keyTableLoaded(stacks[pair].gateway().metricsUrl);
     await connectSql();
   }, 240_000);
   afterAll(async () => {
-    for (const pair of ['A', 'B'] as const) if (stacks[pair]) closeAgent(stacks[pair]);
     await sql?.end().catch(() => {});
-    await stacks.A?.close();
-    await stacks.B?.close();
-    dropper?.close();
-    await server?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await pairsUp?.close();
   });
 
   test(
@@ -303,40 +286,29 @@ describe(`the key table's model check (seed ${SEED}, ${SECONDS} s)`, () => {
           count(`fault: ${what}`);
         }
       };
+      const lockedRefusal = (what: string, during: () => Promise<void>) =>
+        fault(what, [], async () => {
+          const valid = live();
+          if (valid.length === 0) return;
+          const key = rng.pick(valid);
+          await changedThenLocked(databaseUrl, (db) => refuse(key, db), during);
+        });
       const FAULTS: Array<() => Promise<void>> = [
-        // A refusing change, then the table locked past the sidecars' statement timeout.
+        // A refusing change, then the table locked past the sidecars' statement timeout; and the
+        // same with the readers waiting on the lock terminated.
         () =>
-          fault('table lock', [], async () => {
-            const valid = live();
-            if (valid.length === 0) return;
-            const key = rng.pick(valid);
-            await changedThenLocked(
-              databaseUrl,
-              (db) => refuse(key, db),
-              async () => {
-                await sleep(11_000);
-              },
-            );
+          lockedRefusal('table lock', async () => {
+            await sleep(11_000);
           }),
-        // The same, and the readers waiting on the lock terminated.
         () =>
-          fault('backend terminated mid-read', [], async () => {
-            const valid = live();
-            if (valid.length === 0) return;
-            const key = rng.pick(valid);
-            await changedThenLocked(
-              databaseUrl,
-              (db) => refuse(key, db),
-              async () => {
-                await sleep(800);
-                await run(
-                  `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                  WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()
-                    AND application_name = 'gateway-sidecar'`,
-                );
-                await sleep(500);
-              },
+          lockedRefusal('backend terminated mid-read', async () => {
+            await sleep(800);
+            await run(
+              `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()
+                  AND application_name = 'gateway-sidecar'`,
             );
+            await sleep(500);
           }),
         () =>
           fault('connections refused', [], async () => {
@@ -484,7 +456,7 @@ describe(`the key table's model check (seed ${SEED}, ${SECONDS} s)`, () => {
         }
       }
       console.log(
-        `[model] seed ${SEED}: ${calls.length} requests, ${keys.length} keys; ${JSON.stringify(counts)}; no answer, 503 or 429: ${JSON.stringify(unanswered)}`,
+        `[model] seed ${SEED}: ${calls.length} requests, ${keys.length} keys; ${JSON.stringify(counts)}; no answer, 503 or 429: ${JSON.stringify(unanswered)}; faults: ${faults.map((f) => `${f.what} +${f.start - started}..+${f.end - started} ms`).join(', ')}`,
       );
       expect(violations.slice(0, 20), `seed ${SEED}`).toEqual([]);
 

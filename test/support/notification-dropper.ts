@@ -1,21 +1,25 @@
 import { connect, createServer, type Socket } from 'node:net';
+import { BEAT_NOTICE_PREFIX } from '../../common/contract.js';
 
 /**
  * A TCP proxy in front of a real PostgreSQL that forwards everything but the server's
  * NotificationResponse messages ('A') while `state.drop` is set: a connection that answers
  * queries but delivers no notices, as PgBouncer in transaction mode or a half-dead socket makes
- * one. The proxy is the test's (a named stand-in); the database behind it is real.
+ * one. With `state.beats` set it lets the heartbeats through and drops the other notices: a
+ * pooler that hands the LISTEN's server connection to other clients now and then loses some
+ * notices on a connection that stays up. The proxy is the test's (a named stand-in); the database
+ * behind it is real.
  */
 export interface NotificationDropper {
   /** `databaseUrl` with its host and port replaced by the proxy's. */
   url: string;
-  state: { drop: boolean; dropped: number };
+  state: { drop: boolean; beats: boolean; dropped: number };
   close(): void;
 }
 
 export async function notificationDropper(databaseUrl: string): Promise<NotificationDropper> {
   const target = new URL(databaseUrl);
-  const state = { drop: false, dropped: 0 };
+  const state = { drop: false, beats: false, dropped: 0 };
   const sockets = new Set<Socket>();
   const server = createServer((client) => {
     const upstream = connect(Number(target.port || 5432), target.hostname);
@@ -32,8 +36,9 @@ export async function notificationDropper(databaseUrl: string): Promise<Notifica
         if (pending.length < 1 + length) break;
         const message = pending.subarray(0, 1 + length);
         pending = pending.subarray(1 + length);
-        if (state.drop && message[0] === 0x41) state.dropped += 1;
-        else out.push(message);
+        if (state.drop && message[0] === 0x41 && !(state.beats && isBeat(message))) {
+          state.dropped += 1;
+        } else out.push(message);
       }
       if (out.length > 0) client.write(Buffer.concat(out));
     });
@@ -62,4 +67,14 @@ export async function notificationDropper(databaseUrl: string): Promise<Notifica
       server.close();
     },
   };
+}
+
+/** A NotificationResponse (type, length, pid, channel, payload) whose payload is a heartbeat. */
+function isBeat(message: Buffer): boolean {
+  const channelEnd = message.indexOf(0, 9);
+  return (
+    channelEnd > 0 &&
+    message.subarray(channelEnd + 1, channelEnd + 1 + BEAT_NOTICE_PREFIX.length).toString() ===
+      BEAT_NOTICE_PREFIX
+  );
 }
