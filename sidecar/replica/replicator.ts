@@ -202,7 +202,9 @@ export class KeyTableReplicator implements FeedFollower {
     // Not nobody's until applied: a client created a moment ago may be among them.
     this.pending += 1;
     if (this.phase === 'complete') await this.inDoubt(held ? ids : []);
-    return this.run(async () => {
+    // The push is queued, not waited for: the listener goes on to the next notice, whose doubt
+    // must not wait behind a read that a lock holds up (settled() waits for it).
+    void this.run(async () => {
       try {
         if (this.phase !== 'complete') return;
         try {
@@ -611,6 +613,11 @@ export class KeyTableReplicator implements FeedFollower {
       }
     }, RETRY_MS);
     this.retryTimer.unref();
+  }
+
+  /** Resolves once every operation queued so far (pushes, heartbeats, catch-ups) has run. */
+  settled(): Promise<void> {
+    return this.queue;
   }
 
   /** Runs `op` after every operation queued before it; a failure is logged, never thrown. */

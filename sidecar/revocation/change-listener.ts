@@ -255,7 +255,9 @@ export class ChangeListener {
       if (this.pending.size === 0 && this.pendingCreated.size === 0 && this.pendingBeat) {
         const { head, sentAt } = this.pendingBeat;
         this.pendingBeat = null;
-        await this.follower?.heartbeat(head, sentAt);
+        // Queued behind the notices' pushes in the follower, not waited for here: its check
+        // of the feed can wait on a lock, and the notices after it must be doubted meanwhile.
+        void this.follower?.heartbeat(head, sentAt);
       }
     }
     this.flushing = false;

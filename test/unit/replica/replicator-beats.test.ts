@@ -188,6 +188,7 @@ describe("a heartbeat checks the feed before it moves nginx's position", () => {
     db.hold = null;
     release();
     await Promise.all([first, second]);
+    await replicator.settled();
     // The first push read 'first' before the doubt and did not write it; the second, the deletion.
     expect(nginx.records.get(1)).toBe(GONE_RECORD.toString('base64'));
     const doubt = DOUBT_RECORD.toString('base64');

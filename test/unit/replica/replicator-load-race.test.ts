@@ -96,6 +96,7 @@ describe('a change notified while a load completes', () => {
     const notice = replicator.wrap().clients([2]);
     release();
     await Promise.all([resumed, notice]);
+    await replicator.settled();
 
     expect(replicator.status().phase).toBe('complete');
     const completion = applied.findIndex((a) => a.complete);
