@@ -143,6 +143,20 @@ fi
 #    user running this (a quick no-op when it is up to date).
 bash scripts/build-nginx-module.sh >/dev/null
 
+# 3b. For the tests: promtool, which checks the sidecar's /metrics as Prometheus would. Debian
+#     ships it only inside the prometheus server package, whose installation would start a
+#     server: its binary is taken out of the downloaded package instead (no root needed).
+if [[ "$PROFILE" == test && ! -x build/tools/promtool ]] && ! command -v promtool >/dev/null; then
+  log "promtool: taken out of Debian's prometheus package into build/tools/"
+  work=$(mktemp -d)
+  if (cd "$work" && apt-get download prometheus >/dev/null 2>&1 && dpkg-deb -x prometheus_*.deb x); then
+    mkdir -p build/tools && cp "$work/x/usr/bin/promtool" build/tools/promtool
+  else
+    die "cannot download Debian's prometheus package (for promtool): is a Debian mirror reachable?"
+  fi
+  rm -rf "$work"
+fi
+
 # 4. For the tests: the container engine and the base images (each script is idempotent and
 #    only checks when everything is there).
 if [[ "$PROFILE" == test ]]; then
