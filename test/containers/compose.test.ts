@@ -162,6 +162,31 @@ describe('docker-compose.yml', () => {
     // socket (lua/gateway/sidecar_address.lua), not through the control socket.
     expect(metrics).toMatch(/^gateway_auth_frame_connections_total [1-9]/m);
 
+    // The sidecar trusts only nginx (docs/security.md): a question sent to it from anywhere
+    // else, here from inside its own container, naming another OpenID provider in the setting
+    // headers nginx would send, is refused before any of them is read.
+    const forged = JSON.parse(
+      await compose([
+        'exec',
+        '-T',
+        'gateway',
+        'node',
+        '-e',
+        `fetch('http://127.0.0.1:8081/auth', { headers: {
+           authorization: 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJhZG1pbiJ9.',
+           'x-gateway-oidc-enabled': 'true',
+           'x-gateway-oidc-discovery': 'http://attacker.example/.well-known/openid-configuration',
+           'x-gateway-oidc-ssl-verify': 'no',
+           'x-gateway-oidc-accept-none-alg': 'true',
+         } }).then(async (r) => console.log(JSON.stringify({ status: r.status, body: await r.json() })))`,
+      ]),
+    ) as { status: number; body: { errors: { code: string }[] } };
+    expect(forged.status).toBe(403);
+    expect(forged.body.errors[0]!.code).toBe('GATEWAY_PROOF_REQUIRED');
+    expect(await inGateway('/metrics')).toMatch(
+      /^gateway_sidecar_unproven_requests_total\{[^}]*route="auth"[^}]*\} [1-9]/m,
+    );
+
     // Segmented (docs/security.md): the app shares a network with the proxy only. From inside
     // it, neither PostgreSQL nor the sidecar (its port, its metrics) answers, by name or by
     // address; from the proxy, the same probe reaches them (so it can tell).

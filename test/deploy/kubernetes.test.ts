@@ -7,6 +7,7 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBu
 import { Service } from 'kubernetes-models/v1/Service';
 import { describe, expect, test } from 'vitest';
 import { loadSettings } from '../../generator/settings.js';
+import { DEFAULT_PROOF_FILE } from '../../sidecar/config.js';
 
 /**
  * deploy/kubernetes/: every manifest kustomization.yaml lists is valid against the Kubernetes
@@ -128,6 +129,12 @@ describe('deploy/kubernetes', () => {
     expect(mount(proxy, 'runtime')).toBe(env(proxy, 'GATEWAY_RUNTIME_DIR'));
     for (const c of [proxy, ...pod.initContainers])
       expect(c.volumeMounts.some((m) => m.mountPath === '/etc/config')).toBe(true);
+    // The sidecar reads nginx's proof there, read-only, where it looks by default.
+    expect(mount(gateway, 'config')).toBe('/etc/config');
+    expect(
+      gateway.volumeMounts.find((m) => m.name === 'config') as { readOnly?: boolean } | undefined,
+    ).toMatchObject({ readOnly: true });
+    expect(DEFAULT_PROOF_FILE.startsWith('/etc/config/')).toBe(true);
 
     // Users: the gateway image's `USER node` (uid 1000 in both base images); the proxy as
     // www-data (uid 33 in Debian), its workers' user in the image. Root filesystems read-only.
