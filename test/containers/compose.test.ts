@@ -163,28 +163,36 @@ describe('docker-compose.yml', () => {
     expect(metrics).toMatch(/^gateway_auth_frame_connections_total [1-9]/m);
 
     // The sidecar trusts only nginx (docs/security.md): a question sent to it from anywhere
-    // else, here from inside its own container, naming another OpenID provider in the setting
-    // headers nginx would send, is refused before any of them is read.
-    const forged = JSON.parse(
-      await compose([
-        'exec',
-        '-T',
-        'gateway',
-        'node',
-        '-e',
-        `fetch('http://127.0.0.1:8081/auth', { headers: {
-           authorization: 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJhZG1pbiJ9.',
-           'x-gateway-oidc-enabled': 'true',
-           'x-gateway-oidc-discovery': 'http://attacker.example/.well-known/openid-configuration',
-           'x-gateway-oidc-ssl-verify': 'no',
-           'x-gateway-oidc-accept-none-alg': 'true',
-         } }).then(async (r) => console.log(JSON.stringify({ status: r.status, body: await r.json() })))`,
-      ]),
-    ) as { status: number; body: { errors: { code: string }[] } };
-    expect(forged.status).toBe(403);
-    expect(forged.body.errors[0]!.code).toBe('GATEWAY_PROOF_REQUIRED');
+    // else, naming another OpenID provider in the setting headers nginx would send, is refused
+    // before any of them is read. From inside its own container, and from the proxy's (a
+    // process beside nginx, on the application's network too: the app itself has no route).
+    const forge = async (service: string, url: string) =>
+      JSON.parse(
+        await compose([
+          'exec',
+          '-T',
+          service,
+          'node',
+          '-e',
+          `fetch('${url}', { headers: {
+             authorization: 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJhZG1pbiJ9.',
+             'x-gateway-oidc-enabled': 'true',
+             'x-gateway-oidc-discovery': 'http://attacker.example/.well-known/openid-configuration',
+             'x-gateway-oidc-ssl-verify': 'no',
+             'x-gateway-oidc-accept-none-alg': 'true',
+           } }).then(async (r) => console.log(JSON.stringify({ status: r.status, body: await r.json() })))`,
+        ]),
+      ) as { status: number; body: { errors: { code: string }[] } };
+    for (const [service, url] of [
+      ['gateway', 'http://127.0.0.1:8081/auth'],
+      ['proxy', 'http://gateway:8081/auth'],
+    ] as const) {
+      const forged = await forge(service, url);
+      expect(forged.status, service).toBe(403);
+      expect(forged.body.errors[0]!.code, service).toBe('GATEWAY_PROOF_REQUIRED');
+    }
     expect(await inGateway('/metrics')).toMatch(
-      /^gateway_sidecar_unproven_requests_total\{[^}]*route="auth"[^}]*\} [1-9]/m,
+      /^gateway_sidecar_unproven_requests_total\{[^}]*route="auth"[^}]*\} [2-9]/m,
     );
 
     // Segmented (docs/security.md): the app shares a network with the proxy only. From inside
