@@ -108,6 +108,50 @@ describe('segmented (docs/security.md)', () => {
     expect(await Promise.all(PAIRS.map((p) => stack.pairStatus(p)))).toEqual(['UP', 'UP', 'UP']);
   });
 
+  test("a pair whose resolver lists the app network's DNS server first is put right by its holder (podman's CNI order)", async () => {
+    // docker/pair-holder.sh: the order of a namespace's name servers is the engine's; the
+    // sidecar needs the one that knows `database` first. Swapped here as podman may write it.
+    const resolv = await stack.compose(['exec', '-T', 'pair-1', 'cat', '/etc/resolv.conf']);
+    const servers = [...resolv.matchAll(/^nameserver\s+(\S+)/gm)].map((m) => m[1]!);
+    if (servers.length > 1) {
+      const swapped = resolv
+        .replace(`nameserver ${servers[0]}\n`, 'nameserver FIRST\n')
+        .replace(`nameserver ${servers[1]}\n`, `nameserver ${servers[0]}\n`)
+        .replace('nameserver FIRST\n', `nameserver ${servers[1]}\n`);
+      await stack.compose([
+        'exec',
+        '-T',
+        'pair-1',
+        'bash',
+        '-c',
+        `printf '%s' '${swapped}' >/etc/resolv.conf`,
+      ]);
+    }
+    await until(
+      'the sidecar of pair-1 resolves database again',
+      async () =>
+        await stack.compose(['exec', '-T', 'gateway-1', 'getent', 'ahostsv4', 'database']).then(
+          () => true,
+          () => false,
+        ),
+      15_000,
+    );
+    const now = await stack.compose(['exec', '-T', 'pair-1', 'cat', '/etc/resolv.conf']);
+    console.info(
+      `replicas: pair-1 name servers ${JSON.stringify(servers)}, now ${JSON.stringify([...now.matchAll(/^nameserver\s+(\S+)/gm)].map((m) => m[1]))}`,
+    );
+    // With one server per network, the swap hid `database` until the holder moved it back.
+    if (servers.length > 1)
+      expect(await stack.compose(['logs', '--no-color', 'pair-1'])).toMatch(
+        /pair-holder: database is known to DNS server \S+ only/,
+      );
+    // Every other line where it was.
+    expect(now.replace(/^nameserver.*\n/gm, '')).toBe(resolv.replace(/^nameserver.*\n/gm, ''));
+    expect((await stack.viaPair('pair-1', '/api', { headers: apk(stack.adminKey) })).status).toBe(
+      200,
+    );
+  });
+
   test('no default database password: generated, random, in no rendered file or environment', async () => {
     const password = (
       await stack.compose([
