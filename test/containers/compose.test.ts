@@ -220,8 +220,20 @@ describe('docker-compose.yml', () => {
     console.info(`compose: from the app container: ${JSON.stringify(fromApp)}`);
     for (const [target, outcome] of Object.entries(fromApp))
       expect(outcome, target).not.toBe('open');
-    const fromProxy = await reachFrom((c) => compose(['exec', '-T', 'proxy', ...c]), targets);
-    expect(Object.values(fromProxy)).toEqual(targets.map(() => 'open'));
+    // The control: the same probe reaches each of them from where it is needed. The proxy does
+    // not need `database` by name (nginx never talks to it): under podman's CNI plugin only its
+    // first network's names and its upstreams resolve there (docker/proxy-hosts.mjs), and the
+    // order of its networks' DNS servers is podman's. The sidecar does, from `back`.
+    const needed = targets.filter(([host]) => host !== 'database');
+    const fromProxy = await reachFrom((c) => compose(['exec', '-T', 'proxy', ...c]), needed);
+    expect(fromProxy).toEqual(
+      Object.fromEntries(needed.map(([host, port]) => [`${host}:${port}`, 'open'])),
+    );
+    const fromGateway = await reachFrom(
+      (c) => compose(['exec', '-T', 'gateway', ...c]),
+      [['database', 5432]],
+    );
+    expect(fromGateway).toEqual({ 'database:5432': 'open' });
 
     // No default password: generated on this first `up`, random, in the secrets volume only.
     const password = (
