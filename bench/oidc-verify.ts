@@ -21,6 +21,7 @@ import { readOidcSettings } from '../sidecar/oidc/settings.js';
 import { OidcBearerVerifier } from '../sidecar/oidc/verifier.js';
 import { startEmbeddedPostgres } from '../test/support/embedded-postgres.js';
 import { http } from '../test/support/http.js';
+import { testProof } from '../test/support/nginx-proof.js';
 import { TestOidcProvider } from '../test/support/oidc-provider.js';
 import { nginxOidcHeaders } from '../test/support/oidc-sidecar.js';
 import { createTestPki } from '../test/support/oidc-tls.js';
@@ -86,6 +87,8 @@ async function main(): Promise<void> {
   const caFile = join(dir, 'ca.pem');
   await writeFile(caFile, pki.caPem);
   const provider = await TestOidcProvider.start(pki, [CLIENT]);
+  // The bench asks the sidecar as nginx does: with the proof of nginx's file.
+  const proof = await testProof();
   const sidecar = startProcess(
     process.execPath,
     [fileURLToPath(new URL('../sidecar/main.js', import.meta.url))],
@@ -96,6 +99,7 @@ async function main(): Promise<void> {
       PORT: '0',
       API_KEY_CREATE: 'true',
       OIDC_CA_FILE: caFile,
+      ...proof.env,
     },
   );
   const pool = createPool(postgres.adminUrl, silentLogger);
@@ -104,12 +108,12 @@ async function main(): Promise<void> {
     const [, url] = await sidecar.waitFor(/"url":"(http:[^"]+)"/);
     const created = await http(`${url}/v1/management/api-clients`, {
       method: 'POST',
-      headers: { Authorization: `apk ${adminKey}` },
+      headers: { ...proof.header, Authorization: `apk ${adminKey}` },
       json: { name: 'bench', is_admin: false, generate_api_key: false, api_client_id: CLIENT },
     });
     if (created.status !== 201) throw new Error(`creating the client: ${created.text}`);
     const token = await provider.issueToken(CLIENT);
-    const oidcHeaders = { ...nginxOidcHeaders(provider.discoveryUrl) };
+    const oidcHeaders = { ...proof.header, ...nginxOidcHeaders(provider.discoveryUrl) };
 
     const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
     const bearer = authCall(url!, { ...oidcHeaders, Authorization: `Bearer ${token}` }, agent);

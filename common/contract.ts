@@ -76,6 +76,22 @@ export const DECISION_VARIABLES: readonly string[] = FORWARDED_TO_SIDECAR.map(
   (row) => row.variable,
 ).filter((v) => !NOT_DECISION_INPUTS.includes(v));
 
+/**
+ * nginx's proof to the sidecar (docs/decisions/20261202-sidecar-trusts-only-nginx.md): a
+ * per-install secret in `file` (relative to the configuration directory, beside default.conf),
+ * made once by the generator and never rewritten. nginx sends it under `header` on every
+ * question and every proxied management request; the sidecar refuses anything without it
+ * (`code`, 403) before reading a single setting header. Never a decision input, never sent to
+ * the application.
+ */
+export const SIDECAR_PROOF = {
+  header: 'X-Gateway-Proof',
+  /** Set only in the management location (by Lua), for its proxy_set_header. */
+  variable: '$gateway_proof',
+  file: 'nginx/conf.d/sidecar-proof.key',
+  code: 'GATEWAY_PROOF_REQUIRED',
+} as const;
+
 /** Sent by nginx on management paths: the sidecar requires an admin. */
 export const REQUIRE_ADMIN_HEADER = 'X-Gateway-Require-Admin';
 

@@ -38,6 +38,7 @@ COPY --from=deps /app/node_modules node_modules
 COPY package.json package-lock.json ./
 COPY --from=build /runtime/ ./
 COPY docker/healthcheck.mjs /usr/local/lib/gateway/healthcheck.mjs
+COPY docker/gateway-entrypoint.mjs /usr/local/lib/gateway/entrypoint.mjs
 ENV HOST=0.0.0.0 \
     PORT=8081
 USER node
@@ -46,4 +47,6 @@ USER node
 # /healthz answers 200 only while the database answers.
 HEALTHCHECK --interval=5s --timeout=3s --start-period=60s --retries=3 \
   CMD node /usr/local/lib/gateway/healthcheck.mjs "http://127.0.0.1:${PORT}/healthz"
-CMD ["node", "dist/sidecar/main.js"]
+# The entrypoint completes DATABASE_URL from DATABASE_PASSWORD_FILE and METRICS_LISTEN from
+# METRICS_LISTEN_FACING when they are set (docker-compose.yml), then runs dist/sidecar/main.js.
+CMD ["node", "/usr/local/lib/gateway/entrypoint.mjs"]

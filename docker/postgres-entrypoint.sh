@@ -2,7 +2,8 @@
 # Entrypoint of the air-gapped PostgreSQL base image (localhost/gw-base-postgres:15, made by
 # docker/build-airgapped-images.sh from Debian's postgresql-15). It behaves like the official
 # `postgres` image's entrypoint for what docker-compose.yml and the tests rely on:
-#   POSTGRES_PASSWORD (required unless POSTGRES_HOST_AUTH_METHOD=trust), POSTGRES_USER
+#   POSTGRES_PASSWORD or POSTGRES_PASSWORD_FILE (a file holding it, read as root; required
+#   unless POSTGRES_HOST_AUTH_METHOD=trust), POSTGRES_USER
 #   (default postgres), POSTGRES_DB (default $POSTGRES_USER), POSTGRES_INITDB_ARGS,
 #   POSTGRES_HOST_AUTH_METHOD (default scram-sha-256), PGDATA (default /var/lib/postgresql/data);
 #   initdb on an empty data directory, *.sql and *.sh from /docker-entrypoint-initdb.d once,
@@ -23,6 +24,18 @@ fi
 
 if [[ "${1:-}" != postgres ]]; then
   exec "$@"
+fi
+
+# POSTGRES_PASSWORD_FILE, as upstream's file_env: the file's content (trailing newlines cut)
+# becomes POSTGRES_PASSWORD; both set is an error. Read before privileges are dropped.
+if [[ -n "${POSTGRES_PASSWORD_FILE:-}" ]]; then
+  if [[ -n "${POSTGRES_PASSWORD:-}" ]]; then
+    log 'both POSTGRES_PASSWORD and POSTGRES_PASSWORD_FILE are set (but are exclusive)'
+    exit 1
+  fi
+  POSTGRES_PASSWORD="$(<"$POSTGRES_PASSWORD_FILE")"
+  export POSTGRES_PASSWORD
+  unset POSTGRES_PASSWORD_FILE
 fi
 
 if [[ "$(id -u)" == 0 ]]; then

@@ -11,6 +11,15 @@ set -euo pipefail
 
 if [[ "${1:-}" != nginx ]]; then exec "$@"; fi
 
+# The upstreams' host names, resolvable before nginx -t looks them up (docker/proxy-hosts.mjs:
+# a name only the second network's DNS knows, under podman's CNI dnsname plugin).
+hosts=()
+for upstream in "${GATEWAY_SIDECAR_UPSTREAM:-}" "${GATEWAY_APP_UPSTREAM:-}"; do
+  host="${upstream%:*}"
+  case "$host" in '' | unix | \[* | *[!A-Za-z0-9.-]*) ;; *[!0-9.]*) hosts+=("$host") ;; esac
+done
+if ((${#hosts[@]} > 0)); then proxy-hosts "${hosts[@]}" || true; fi
+
 args="$(gateway-config prepare /etc/config --runtime-dir "${GATEWAY_RUNTIME_DIR:-/run/gateway}" \
   --error-log stderr --access-log stdout --user "${NGINX_WORKER_USER:-www-data}" --nginx-args)"
 mapfile -t nginx_args <<<"$args"

@@ -33,6 +33,10 @@ addresses() {
 
 before="$(addresses || true)"
 while sleep "$RECHECK_SECONDS"; do
+  # Names kept in /etc/hosts by the entrypoint (docker/proxy-hosts.mjs) follow their containers.
+  if grep -q '^# proxy-hosts:' /etc/hosts 2>/dev/null || ! addresses >/dev/null; then
+    proxy-hosts "${upstream_hosts[@]}" || true
+  fi
   now="$(addresses)" || continue
   if [[ "$now" != "$before" ]]; then
     log "upstream addresses changed ($(echo "$now" | paste -sd ' ')): reloading nginx"

@@ -74,8 +74,10 @@ COPY --from=module /out/ngx_http_gateway_hit_module.so /usr/lib/nginx/modules/
 COPY docker/healthcheck.mjs /usr/local/lib/gateway/healthcheck.mjs
 COPY docker/proxy-entrypoint.sh /usr/local/bin/proxy-entrypoint
 COPY docker/proxy-upstream-watch.sh /usr/local/bin/proxy-upstream-watch
+COPY docker/proxy-hosts.mjs /usr/local/lib/gateway/proxy-hosts.mjs
 RUN printf '#!/bin/sh\nexec node /app/dist/generator/cli.js "$@"\n' >/usr/local/bin/gateway-config \
-    && chmod 0755 /usr/local/bin/gateway-config /usr/local/bin/proxy-entrypoint /usr/local/bin/proxy-upstream-watch \
+    && printf '#!/bin/sh\nexec node /usr/local/lib/gateway/proxy-hosts.mjs "$@"\n' >/usr/local/bin/proxy-hosts \
+    && chmod 0755 /usr/local/bin/gateway-config /usr/local/bin/proxy-hosts /usr/local/bin/proxy-entrypoint /usr/local/bin/proxy-upstream-watch \
     && mkdir -p /etc/config
 # The master process stays root: it binds 443 and completes a configuration directory that the
 # operator mounts (owned by them); nginx's workers run unprivileged (see the decision file).

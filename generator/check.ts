@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { parseProofFile } from '../common/sidecar-proof.js';
 import { certificateProblems } from './certificate-check.js';
 import { LAYOUT } from './layout.js';
 import { moduleDirectiveProblems } from './module-placement.js';
@@ -57,6 +58,13 @@ export async function checkConfigDir(
     report.problems.push(...moduleDirectiveProblems(defaultConf, join(dir, LAYOUT.defaultConf)));
   if (options.native && defaultConf !== undefined)
     report.problems.push(...nativeConfProblems(defaultConf, options.native));
+  const proof = contents.get(LAYOUT.sidecarProof);
+  const parsedProof = proof === undefined ? null : parseProofFile(proof);
+  if (parsedProof && !parsedProof.ok) {
+    report.problems.push(
+      `${join(dir, LAYOUT.sidecarProof)}: ${parsedProof.reason}; delete it to have a new secret made`,
+    );
+  }
   const certificatePem = contents.get(LAYOUT.certificate);
   const keyPem = contents.get(LAYOUT.key);
   if (certificatePem !== undefined && keyPem !== undefined) {

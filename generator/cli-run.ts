@@ -17,7 +17,8 @@ export const USAGE = `Usage: gateway-config <command> <dir> [options]
 
 Commands:
   render <dir>          Render the settings into <dir>: writes nginx/conf.d/default.conf and
-                        nginx/ssl/ssl.conf; creates nginx/ssl/nginx.crt and nginx.key if missing.
+                        nginx/ssl/ssl.conf; creates nginx/ssl/nginx.crt and nginx.key and the
+                        sidecar's proof secret (nginx/conf.d/sidecar-proof.key) if missing.
                         Refuses to replace a present file that would change (an edit would be
                         lost) and lists the lines it would drop and add; --force replaces them
                         and lists the same. In a native home (.gateway/config) the native run's
@@ -50,6 +51,9 @@ Environment (overrides the settings file; empty means unset):
 ${Object.entries(SETTINGS_ENV)
   .map(([name, path]) => `  ${name.padEnd(28)}${path.join('.')}`)
   .join('\n')}
+
+GATEWAY_PROOF_GID (prepare, as root): the group given the sidecar's proof secret
+(nginx/conf.d/sidecar-proof.key) when prepare creates it, so a sidecar of that group can read it.
 
 config_dir (where nginx sees the directory) defaults to <dir> itself for render, ensure
 and check; set it in the settings when rendering for another place (e.g. /etc/config).
@@ -180,6 +184,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         }
         const settings = await loadSettings({ file, env: io.env, defaults: { config_dir: dir } });
         const expected = io.env.GATEWAY_HTTPS_PORT ? Number(io.env.GATEWAY_HTTPS_PORT) : undefined;
+        const proofGid = readProofGid(io.env.GATEWAY_PROOF_GID);
         const prepared = await prepareProxy({
           configDir: dir,
           settings,
@@ -189,6 +194,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
           user: values.user,
           nginx: values.nginx === undefined ? undefined : resolve(io.cwd, values.nginx),
           expectedHttpsPort: expected,
+          ...(proofGid === undefined ? {} : { proofGid }),
         });
         io.err(summary(dir, prepared));
         for (const line of renewalLines(prepared)) io.err(line);
@@ -209,6 +215,18 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.err(`gateway-config: ${(err as Error).message}`);
     return 1;
   }
+}
+
+/** GATEWAY_PROOF_GID: a numeric group id, or unset (empty) for none. */
+function readProofGid(value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!/^[0-9]{1,10}$/.test(value)) {
+    throw new GeneratorError(
+      'INVALID_SETTINGS',
+      `GATEWAY_PROOF_GID must be a numeric group id, got ${JSON.stringify(value)}`,
+    );
+  }
+  return Number(value);
 }
 
 /**

@@ -9,6 +9,7 @@ import { createFile, replaceFile } from './file-writes.js';
 import { LAYOUT } from './layout.js';
 import { type RenderedFile, renderConfigFiles } from './render.js';
 import type { Settings } from './settings-schema.js';
+import { ensureProofFile, verifyPresentProof } from './sidecar-proof-file.js';
 
 /** What a render or ensure did, by path relative to the configuration directory. */
 export interface ConfigDirResult {
@@ -130,6 +131,7 @@ async function writeConfigDir(
     dueSince !== null ? 'due' : await verifyPresentCertificate(dir, settings.fqdn, now);
   const pair =
     certificateState === 'valid' ? undefined : createSelfSignedCertificate(settings.fqdn, now);
+  await verifyPresentProof(dir);
 
   const result: ConfigDirResult = { written: [], kept: [], renewed: [] };
   for (const relative of [LAYOUT.defaultConf, LAYOUT.sslConf, LAYOUT.certificate]) {
@@ -138,6 +140,10 @@ async function writeConfigDir(
   if (pair === undefined) result.kept.push(LAYOUT.key, LAYOUT.certificate);
   else if (dueSince !== null) await renewCertificate(dir, pair, dueSince, result);
   else await writeCertificate(dir, pair, settings.fqdn, now, result);
+  // Made once, in render and ensure alike, and never rewritten by either: a new secret would
+  // shut out the nginx or the sidecar still holding the old one.
+  if (await ensureProofFile(dir)) result.written.push(LAYOUT.sidecarProof);
+  else result.kept.push(LAYOUT.sidecarProof);
   for (const file of files) {
     const path = join(dir, file.path);
     if (mode === 'replace') {
@@ -153,8 +159,8 @@ async function writeConfigDir(
 }
 
 /**
- * Renders the settings into `dir`: default.conf and ssl.conf are replaced; the certificate is
- * created if missing and otherwise checked, replaced only when it is the generated one and
+ * Renders the settings into `dir`: default.conf and ssl.conf are replaced; the sidecar's proof
+ * secret is created if missing and otherwise kept as it is; the certificate is created if missing and otherwise checked, replaced only when it is the generated one and
  * fewer than 30 days remain.
  */
 export function renderConfigDir(
@@ -167,7 +173,7 @@ export function renderConfigDir(
 
 /**
  * Completes `dir` without overwriting anything but a generated certificate near its end: only
- * missing files are rendered, a missing certificate and key are created, a present certificate
+ * missing files are rendered, a missing certificate and key and a missing proof secret are created, a present certificate
  * is checked against the FQDN.
  */
 export function ensureConfigDir(

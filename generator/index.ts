@@ -87,3 +87,4 @@ export {
   type Settings,
 } from './settings.js';
 export { ALLOWED_KEYS, DEFAULT_CIPHERS, TLS_PROTOCOLS } from './settings-schema.js';
+export { PROOF_FILE_MODE, ProofFileError } from './sidecar-proof-file.js';

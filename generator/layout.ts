@@ -1,4 +1,5 @@
 import { posix } from 'node:path';
+import { SIDECAR_PROOF } from '../common/contract.js';
 
 /** Files of the configuration directory, relative to it, laid out as spec 5.3/5.4 says. */
 export const LAYOUT = {
@@ -6,6 +7,8 @@ export const LAYOUT = {
   sslConf: 'nginx/ssl/ssl.conf',
   certificate: 'nginx/ssl/nginx.crt',
   key: 'nginx/ssl/nginx.key',
+  /** nginx's proof to the sidecar: made once, never rewritten (generator/sidecar-proof-file.ts). */
+  sidecarProof: SIDECAR_PROOF.file,
   /** What the main nginx.conf includes: every server file an operator drops into conf.d. */
   confGlob: 'nginx/conf.d/*.conf',
 } as const;

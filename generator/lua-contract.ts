@@ -22,6 +22,7 @@ import {
   REFUSAL_FROM_SIDECAR,
   REQUEST_ID,
   REQUIRE_ADMIN_HEADER,
+  SIDECAR_PROOF,
   TOGGLE_VARIABLES,
   USAGE_COUNTS,
 } from '../common/contract.js';
@@ -91,6 +92,7 @@ export function renderLuaContract(): string {
     '  },',
     `  request_id_variable = ${luaString(bare(REQUEST_ID.variable))},`,
     `  require_admin_header = ${luaString(REQUIRE_ADMIN_HEADER)},`,
+    `  proof = { header = ${luaString(SIDECAR_PROOF.header)}, file = ${luaString(SIDECAR_PROOF.file)}, code = ${luaString(SIDECAR_PROOF.code)} },`,
     `  frame_question_header = ${luaString(FRAME_QUESTION_HEADER)},`,
     `  frame_marker = ${luaString(FRAME_MARKER)},`,
     `  max_age_variable = ${luaString(bare(NGINX_NAMES.maxAgeVariable))},`,

@@ -28,6 +28,11 @@ export interface PrepareOptions {
   expectedHttpsPort?: number;
   /** The native run's sockets and app: a default.conf that names others is an error. */
   native?: NativePlaces;
+  /**
+   * As root: the group a newly made proof secret is given to (GATEWAY_PROOF_GID), so a sidecar
+   * running as that group in another container can read it.
+   */
+  proofGid?: number;
 }
 
 /** What starting the proxy needs, read from the files as they are (hand edits included). */
@@ -75,6 +80,9 @@ export async function prepareProxy(options: PrepareOptions): Promise<PreparedPro
   const absent = layoutEntries().filter((relative) => !existsSync(join(configDir, relative)));
   const ensured = await ensureConfigDir(configDir, settings);
   await giveToDirOwner(configDir, absent);
+  if (options.proofGid !== undefined && absent.includes(LAYOUT.sidecarProof)) {
+    await shareProof(join(configDir, LAYOUT.sidecarProof), options.proofGid);
+  }
 
   const defaultConf = await readFile(join(configDir, LAYOUT.defaultConf), 'utf8');
   const { httpsPort } = readServerConf(defaultConf);
@@ -150,6 +158,13 @@ async function giveToDirOwner(configDir: string, created: string[]): Promise<voi
     const path = join(configDir, relative);
     if (existsSync(path)) await chown(path, owner.uid, owner.gid);
   }
+}
+
+/** Gives a new proof file to `gid` (as root only: nobody else can), keeping its owner. */
+async function shareProof(path: string, gid: number): Promise<void> {
+  if (process.geteuid?.() !== 0) return;
+  const { uid } = await stat(path);
+  await chown(path, uid, gid);
 }
 
 async function serverFiles(configDir: string): Promise<string[]> {

@@ -10,6 +10,7 @@ import {
   REQUEST_ID,
   REQUEST_ID_CHARACTERS,
   SIDECAR_PROBE,
+  SIDECAR_PROOF,
   TOGGLE_VARIABLES,
 } from '../common/contract.js';
 import { answerBody, NGINX_ERROR_PAGES } from '../common/gateway-errors.js';
@@ -76,9 +77,11 @@ export interface DefaultConfModel {
   /** On the control socket: the sidecar's readiness asks whether nginx reaches it. */
   sidecarProbe: LocationModel & { path: string };
   /** `bare`: the prefix without its slash, where nothing lives (admin, then the JSON 404). */
+  /** `proof`: the variable Lua sets to nginx's proof for the sidecar (SIDECAR_PROOF). */
   management: LocationModel & {
     path: string;
     bare: string;
+    proof: string;
     /** The server's error pages again (a location's error_page replaces them all), with the sidecar's own failures (502, 504) answered 503. */
     errorPages: DefaultConfModel['errorPages'];
   };
@@ -172,8 +175,9 @@ export interface DecisionCacheModel {
    */
   sidecar: NameValue;
   /**
-   * What `init_by_lua` passes to `gateway.init.master`: the sidecar's address when it is a DNS
-   * name (a Lua string literal, for the master to resolve), else nothing.
+   * What `init_by_lua` passes to `gateway.init.master`, as Lua string literals: the proof
+   * secret's file (read by the master), then the sidecar's address when it is a DNS name (for
+   * the master to resolve).
    */
   masterArgument: string;
   /** `set $gateway_auth_timeout_ms <n>`: the one-hop ask's timeouts. */
@@ -357,7 +361,10 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       budgetsDict: NGINX_NAMES.budgetsDict,
       limitsDict: NGINX_NAMES.limitsDict,
       sidecar: { name: NGINX_NAMES.sidecarVariable, value: quoted(direct.address) },
-      masterArgument: direct.resolve ? quoted(direct.address) : '',
+      masterArgument: [
+        quoted(inConfigDir(settings.config_dir, LAYOUT.sidecarProof)),
+        ...(direct.resolve ? [quoted(direct.address)] : []),
+      ].join(', '),
       authTimeout: {
         name: NGINX_NAMES.authTimeoutVariable,
         value: String(settings.timeouts.auth_ms),
@@ -417,11 +424,14 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       bare: MANAGEMENT_PATH.slice(0, -1),
       errorPages: managementErrorPages,
       proxyPass: `http://${SIDECAR_UPSTREAM}`,
+      proof: SIDECAR_PROOF.variable,
       headers: [
         ...KEEPALIVE_HEADERS,
         ...FORWARDED_HEADERS,
         ...IDENTITY_HEADERS,
         ...SIDECAR_HEADERS,
+        // Replaces any the caller sent, as every header above does (empty: none is sent).
+        { name: SIDECAR_PROOF.header, value: SIDECAR_PROOF.variable },
       ],
     },
     app: {

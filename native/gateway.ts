@@ -193,6 +193,8 @@ export async function startNativeGateway({
           ...(sidecarStarts++ > 0 ? { API_KEY_CREATE: 'false' } : {}),
           DATABASE_URL: database.url,
           SOCKET: home.sidecarSocket,
+          // The proof nginx shows, in the configuration directory they share (prepare made it).
+          GATEWAY_PROOF_FILE: join(home.config, LAYOUT.sidecarProof),
           // As default.conf says, hand edits included: where to push revocations.
           ...(proxy.controlSocket ? { NGINX_CONTROL_SOCKET: proxy.controlSocket } : {}),
         }),

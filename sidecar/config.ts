@@ -1,3 +1,4 @@
+import { SIDECAR_PROOF } from '../common/contract.js';
 import type { ListenAddress } from '../common/listen.js';
 import { type LogLevel, readLogLevel } from './log.js';
 
@@ -10,14 +11,22 @@ export interface SidecarConfig {
   /** `/metrics`, `/livez`, `/readyz`: never the public port; null or absent: not served. */
   metricsListen?: ListenAddress | null;
   logLevel?: LogLevel;
+  /** nginx's proof secret (GATEWAY_PROOF_FILE); absent: DEFAULT_PROOF_FILE. */
+  proofFile?: string;
 }
+
+/**
+ * Where the proof secret is unless GATEWAY_PROOF_FILE says otherwise: the containers'
+ * configuration directory (/etc/config), mounted read-only into the sidecar's.
+ */
+export const DEFAULT_PROOF_FILE = `/etc/config/${SIDECAR_PROOF.file}`;
 
 /** Where the metrics listener binds unless METRICS_LISTEN says otherwise: loopback only. */
 export const DEFAULT_METRICS_LISTEN = '127.0.0.1:9464';
 
 /**
  * Reads every variable and reports every problem at once: DATABASE_URL, HOST and PORT (or
- * SOCKET), NGINX_CONTROL_SOCKET, METRICS_LISTEN, LOG_LEVEL.
+ * SOCKET), NGINX_CONTROL_SOCKET, METRICS_LISTEN, LOG_LEVEL, GATEWAY_PROOF_FILE.
  */
 export function readConfig(env: NodeJS.ProcessEnv): SidecarConfig {
   const problems: string[] = [];
@@ -45,8 +54,12 @@ export function readConfig(env: NodeJS.ProcessEnv): SidecarConfig {
   } catch (err) {
     problems.push((err as Error).message);
   }
+  const proofFile = env.GATEWAY_PROOF_FILE || DEFAULT_PROOF_FILE;
+  if (!proofFile.startsWith('/')) {
+    problems.push(`GATEWAY_PROOF_FILE must be an absolute path, got ${JSON.stringify(proofFile)}`);
+  }
   if (problems.length > 0) throw new Error(problems.join('; '));
-  return { databaseUrl, listen, controlSocket, metricsListen, logLevel };
+  return { databaseUrl, listen, controlSocket, metricsListen, logLevel, proofFile };
 }
 
 /**

@@ -18,6 +18,8 @@ import type { Logger } from './log.js';
 import { createManagementApp } from './management/app.js';
 import type { SidecarMetrics } from './metrics/sidecar-metrics.js';
 import type { Clock } from './oidc/settings.js';
+import type { ProofGate } from './proof/proof-gate.js';
+import { countUnproven, refuseUnproven } from './proof/unproven.js';
 import { type DecisionInvalidator, NO_INVALIDATOR } from './revocation/nginx-control.js';
 import { SettingsStore } from './settings/settings-store.js';
 
@@ -30,6 +32,11 @@ export interface SidecarParts {
    */
   managementPool?: pg.Pool;
   log: Logger;
+  /**
+   * Whether a request came from the gateway's nginx: asked before `/auth` and management read
+   * anything (docs/decisions/20261202-sidecar-trusts-only-nginx.md).
+   */
+  proof: ProofGate;
   /** This sidecar's nginx, told at once about changes this sidecar makes. */
   invalidator?: DecisionInvalidator;
   /** Builds the bearer-token verifier over the same client directory as API keys. */
@@ -51,6 +58,7 @@ export function createSidecarServer({
   pool,
   managementPool = pool,
   log,
+  proof,
   invalidator = NO_INVALIDATOR,
   bearer = null,
   observer = NO_OBSERVER,
@@ -65,7 +73,7 @@ export function createSidecarServer({
     bearer?.(directory) ?? null,
     observer,
   );
-  const decide = createAuthDecider(authenticator, log, metrics);
+  const decide = createAuthDecider(authenticator, log, proof, metrics);
   const auth = answerOverHttp(decide);
   const management = createManagementApp({
     store: new ClientStore(managementPool),
@@ -102,7 +110,26 @@ export function createSidecarServer({
       );
       return;
     }
-    management(req, res);
+    // Management reads nginx's settings headers too (and re-checks the credential itself): only
+    // nginx's requests get that far. /healthz and the probe above read nothing of a request.
+    const verdict = proof.check(req.headers);
+    if (verdict.ok) {
+      management(req, res);
+      return;
+    }
+    proof.recheck(req.headers).then(
+      (again) => {
+        if (again.ok) management(req, res);
+        else {
+          countUnproven(metrics, 'management', again);
+          refuseUnproven(res);
+        }
+      },
+      (err: unknown) => {
+        log.error('unexpected error in the proof check', { error: (err as Error).message });
+        if (!res.headersSent) sendJson(res, 500, asciiJson(INTERNAL_ERROR_BODY));
+      },
+    );
   });
   // nginx's Lua code asks /auth in auth frames on this same socket, without HTTP on either side.
   acceptAuthFrames(server, decide, log, () => metrics?.authFrameConnections.inc());

@@ -6,7 +6,7 @@ import { createBootstrapKeyIfAsked } from './bootstrap.js';
 import { ClientStore } from './clients/client-store.js';
 import { LastUsedRecorder } from './clients/last-used.js';
 import { ListThread } from './clients/list-thread.js';
-import type { SidecarConfig } from './config.js';
+import { DEFAULT_PROOF_FILE, type SidecarConfig } from './config.js';
 import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
 import type { Logger } from './log.js';
@@ -19,6 +19,8 @@ import { checkReadiness, type Readiness } from './metrics/readiness.js';
 import { SidecarMetrics } from './metrics/sidecar-metrics.js';
 import { type Clock, readOidcSettings } from './oidc/settings.js';
 import { OidcBearerVerifier } from './oidc/verifier.js';
+import { FileProofGate } from './proof/file-proof-gate.js';
+import type { ProofGate } from './proof/proof-gate.js';
 import { ChangeFeed } from './replica/change-feed.js';
 import { NginxKeyTable } from './replica/nginx-key-table.js';
 import { KeyTableReplicator } from './replica/replicator.js';
@@ -47,6 +49,11 @@ export interface StartOptions {
   clock?: Clock;
   /** How often failure counts are written (ms); default 5 s. */
   failureFlushMs?: number;
+  /**
+   * Who is nginx; default: whoever shows the secret of config.proofFile. Tests that ask the
+   * sidecar directly, standing in for nginx, pass their own.
+   */
+  proof?: ProofGate;
 }
 
 /** Waits for the database (retrying: containers may start in any order), migrates, serves. */
@@ -58,11 +65,16 @@ export async function startSidecar(
     print = (line) => process.stdout.write(`${line}\n`),
     clock = Date.now,
     failureFlushMs,
+    proof: givenProof,
   }: StartOptions,
 ): Promise<RunningSidecar> {
   // Read first: a bad OIDC_* value stops the start-up before anything waits for the database.
   const oidc = readOidcSettings(env);
   const usage = readUsageSettings(env);
+  // Read before serving; a file not there yet (the proxy makes it, and may start second) is
+  // read again once a request is refused for it.
+  const proof =
+    givenProof ?? (await FileProofGate.open(config.proofFile ?? DEFAULT_PROOF_FILE, log, clock));
   // The auth pool's named statements are the /auth look-ups: one plan each, made once. Its
   // last two connections stay open, so a miss after a quiet spell does not wait for a new one.
   const pool = createPool(config.databaseUrl, log, { genericPlans: true, min: 2 });
@@ -195,6 +207,7 @@ export async function startSidecar(
     pool,
     managementPool,
     log,
+    proof,
     invalidator,
     metrics,
     bearer: (clients) => new OidcBearerVerifier(oidc, clients, log, clock, metrics),

@@ -22,6 +22,7 @@ import { type Parts, StartedGatewayContainer } from './started-gateway.js';
 
 const CONTROL_DIR = '/run/gateway-control';
 const SETTINGS_FILE = '/etc/gateway/settings.yaml';
+const CONFIG_DIR = '/etc/config';
 const OIDC_CA_FILE = '/etc/gateway/oidc-ca.pem';
 const KEY_LINE = /NEWLY GENERATED API KEY: (\S+)/;
 
@@ -149,7 +150,12 @@ export class GatewayContainer {
 
     const reaper = await getReaper(client);
     const labels = { [LABEL_TESTCONTAINERS_SESSION_ID]: reaper.sessionId, 'gw.gateway': id };
-    const parts: Parts = { containers: [], logs: {}, volume: `gw-control-${id}` };
+    const parts: Parts = {
+      containers: [],
+      logs: {},
+      volume: `gw-control-${id}`,
+      configVolume: `gw-config-${id}`,
+    };
     const keep = (service: string) => (stream: Readable) => {
       parts.logs[service] = '';
       stream.on('data', (chunk: Buffer | string) => {
@@ -161,6 +167,7 @@ export class GatewayContainer {
       if (this.network === undefined) parts.ownNetwork = await new Network().start();
       const network = this.network ?? parts.ownNetwork!;
       await client.container.dockerode.createVolume({ Name: parts.volume, Labels: labels });
+      await client.container.dockerode.createVolume({ Name: parts.configVolume, Labels: labels });
 
       let databaseUrl = this.databaseUrl;
       if (databaseUrl === undefined) {
@@ -192,7 +199,11 @@ export class GatewayContainer {
           API_KEY_CREATE: 'true',
           ...(this.oidcCa === undefined ? {} : { OIDC_CA_FILE }),
         })
-        .withBindMounts([{ source: parts.volume, target: CONTROL_DIR }])
+        .withBindMounts([
+          { source: parts.volume, target: CONTROL_DIR },
+          // nginx's proof for the sidecar (nginx/conf.d/sidecar-proof.key), which the proxy makes.
+          { source: parts.configVolume, target: CONFIG_DIR, mode: 'ro' },
+        ])
         .withWaitStrategy(probe('http://127.0.0.1:8081/healthz'))
         .withLogConsumer(keep('gateway'))
         .withStartupTimeout(this.startupTimeoutMs);
@@ -205,11 +216,15 @@ export class GatewayContainer {
       parts.containers.push(parts.gateway);
 
       let proxy = service('proxy', images.proxy, network, labels)
-        .withEnvironment({ GATEWAY_SETTINGS: SETTINGS_FILE })
+        // The sidecar's user (node) is in group 1000: it may read the proof the proxy makes.
+        .withEnvironment({ GATEWAY_SETTINGS: SETTINGS_FILE, GATEWAY_PROOF_GID: '1000' })
         .withCopyContentToContainer([
           { content: resolved.settingsYaml, target: SETTINGS_FILE, mode: 0o644 },
         ])
-        .withBindMounts([{ source: parts.volume, target: CONTROL_DIR }])
+        .withBindMounts([
+          { source: parts.volume, target: CONTROL_DIR },
+          { source: parts.configVolume, target: CONFIG_DIR },
+        ])
         .withExposedPorts(443)
         .withWaitStrategy(probe('tls://127.0.0.1:443'))
         .withLogConsumer(keep('proxy'))

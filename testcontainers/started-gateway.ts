@@ -21,6 +21,8 @@ export interface Parts {
   ownNetwork?: StartedNetwork;
   /** nginx's control socket, shared by the proxy and the sidecar. */
   volume: string;
+  /** The configuration directory (/etc/config): the proxy's, read by the sidecar for the proof. */
+  configVolume: string;
   /** Each service's output since it started. */
   logs: Record<string, string>;
 }
@@ -132,16 +134,18 @@ export class StartedGatewayContainer {
     });
   }
 
-  /** Stops and removes every container, the volume and the network this gateway made. */
+  /** Stops and removes every container, the volumes and the network this gateway made. */
   async stop(): Promise<void> {
     for (const container of [...this.parts.containers].reverse()) {
       await container.stop({ timeout: 5_000 }).catch(() => {});
     }
     const client = await getContainerRuntimeClient();
-    await client.container.dockerode
-      .getVolume(this.parts.volume)
-      .remove()
-      .catch(() => {});
+    for (const volume of [this.parts.volume, this.parts.configVolume]) {
+      await client.container.dockerode
+        .getVolume(volume)
+        .remove()
+        .catch(() => {});
+    }
     await this.parts.ownNetwork?.stop().catch(() => {});
   }
 

@@ -258,6 +258,13 @@ local function from_sidecar(admin, credential, key_id, secret, max_age_ms, cache
     end
     return relay_refusal(res)
   end
+  if status == 403 and res.body and find(res.body, contract.proof.code, 1, true) then
+    -- The sidecar did not take nginx's proof (a missing, malformed or rotated proof file): the
+    -- caller's request was never judged, so it is unavailable, not forbidden.
+    ngx.log(ngx.ERR, "the sidecar refused nginx's proof (", contract.proof.file,
+      "); refused as unavailable")
+    return refuse(answers.auth_unavailable)
+  end
   if status == 403 then
     return relay_refusal(res)
   end

@@ -4,6 +4,7 @@
 -- frame_marker. The codec: questions (with this worker's cache of the settings' lines), the
 -- number a shared connection gives one, answers.
 local contract = require("gateway.contract")
+local proof = require("gateway.proof")
 local http = require("gateway.sidecar_http")
 
 local M = {}
@@ -61,7 +62,12 @@ local function frame_prefix(var)
   if prefix then
     return prefix
   end
+  -- nginx's proof first: the same in every question of this worker (read in the master).
   local headers = {}
+  local secret = proof.value()
+  if secret ~= "" then
+    headers[1] = { contract.proof.header, secret }
+  end
   for i = 1, #SETTINGS do
     -- An empty setting is not sent: the sidecar reads absence as the setting's default.
     if setting_values[i] ~= "" then

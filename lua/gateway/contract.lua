@@ -33,6 +33,7 @@ return {
   },
   request_id_variable = "gateway_request_id",
   require_admin_header = "X-Gateway-Require-Admin",
+  proof = { header = "X-Gateway-Proof", file = "nginx/conf.d/sidecar-proof.key", code = "GATEWAY_PROOF_REQUIRED" },
   frame_question_header = "X-Gateway-Question",
   frame_marker = "GWA1",
   max_age_variable = "auth_cache_max_age_ms",

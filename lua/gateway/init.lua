@@ -1,11 +1,13 @@
 -- Runs once in nginx's master (init_by_lua), before the workers fork: the hashing secret is
 -- made here so that every worker shares it, and every module is loaded here so that workers,
 -- which run as an unprivileged user, never need to read the Lua sources themselves.
--- `sidecar`: the sidecar's address when it is a DNS name, resolved here for the one-hop asks.
+-- `proof_file`: nginx's proof for the sidecar (gateway.proof); `sidecar`: the sidecar's address
+-- when it is a DNS name, resolved here for the one-hop asks.
 local M = {}
 
-function M.master(sidecar)
+function M.master(proof_file, sidecar)
   require("gateway.keying").init()
+  require("gateway.proof").load(proof_file)
   if sidecar then
     require("gateway.sidecar_address").resolve_at_start(sidecar)
   end

@@ -6,6 +6,7 @@ local contract = require("gateway.contract")
 local frame_codec = require("gateway.auth_frame")
 local http = require("gateway.sidecar_http")
 local keys = require("gateway.keys")
+local proof = require("gateway.proof")
 local sidecar_address = require("gateway.sidecar_address")
 local sidecar_mux = require("gateway.sidecar_mux")
 
@@ -16,11 +17,16 @@ local M = {}
 local CONTROL_ASK_TIMEOUT_MS = 65000
 local DEFAULT_ASK_TIMEOUT_MS = 3000
 
--- What the sidecar is told: the caller's credential, nginx's settings and nginx's request id,
--- nothing else of the caller's request (so no caller-supplied header can pose as a setting).
--- As HTTP headers; auth_frame.question says the same in a frame.
+-- What the sidecar is told: nginx's proof, the caller's credential, nginx's settings and
+-- nginx's request id, nothing else of the caller's request (so no caller-supplied header can
+-- pose as a setting or as the proof). As HTTP headers; auth_frame.question says the same in a
+-- frame.
 local function question(credential, admin)
   local headers = {}
+  local secret = proof.value()
+  if secret ~= "" then
+    headers[1] = { contract.proof.header, secret }
+  end
   local forwarded = contract.forwarded
   for i = 1, #forwarded do
     local value = ngx.var[forwarded[i][2]]

@@ -8,6 +8,8 @@ import {
 } from '../errors/api-error.js';
 import type { Logger } from '../log.js';
 import type { SidecarMetrics } from '../metrics/sidecar-metrics.js';
+import type { ProofGate, ProofVerdict } from '../proof/proof-gate.js';
+import { countUnproven, UNPROVEN_BODY, UNPROVEN_STATUS } from '../proof/unproven.js';
 import { requestIdFields } from '../request-id.js';
 import { requiresAdmin } from './admin-paths.js';
 import type { Authenticator } from './authenticator.js';
@@ -53,9 +55,18 @@ export interface AuthQuestion {
 export function createAuthDecider(
   authenticator: Authenticator,
   log: Logger,
+  proof: ProofGate,
   metrics: SidecarMetrics | null = null,
 ) {
   return async ({ headers: requestHeaders, rawHeaders }: AuthQuestion): Promise<AuthAnswer> => {
+    // First of all: only nginx's questions are read. Anyone else could name its own provider
+    // or switch a method on in the headers below (docs/decisions/20261202-...-only-nginx.md).
+    let verdict: ProofVerdict = proof.check(requestHeaders);
+    if (!verdict.ok) verdict = await proof.recheck(requestHeaders);
+    if (!verdict.ok) {
+      countUnproven(metrics, 'auth', verdict);
+      return json(UNPROVEN_STATUS, UNPROVEN_BODY, {});
+    }
     const report = reporter(requestHeaders, log, metrics);
     let toggles: MethodToggles;
     try {
@@ -112,9 +123,10 @@ export function createAuthDecider(
 export function createAuthHandler(
   authenticator: Authenticator,
   log: Logger,
+  proof: ProofGate,
   metrics: SidecarMetrics | null = null,
 ) {
-  return answerOverHttp(createAuthDecider(authenticator, log, metrics));
+  return answerOverHttp(createAuthDecider(authenticator, log, proof, metrics));
 }
 
 /** The HTTP side of a decider. */

@@ -1,3 +1,5 @@
+import { SIDECAR_PROOF } from '../../common/contract.js';
+
 /** One entry of the JSON error body shared by `/auth` and every management route. */
 export interface ErrorDetail {
   code: string;
@@ -99,6 +101,22 @@ export class ConflictError extends ApiError {
 export class ForbiddenError extends ApiError {
   constructor(message = 'This credential is valid but not allowed to do this.') {
     super(403, [{ code: 'FORBIDDEN', message }]);
+  }
+}
+
+/**
+ * The request did not come from the gateway's nginx: no valid proof (X-Gateway-Proof). Refused
+ * before any setting header is read (docs/decisions/20261202-sidecar-trusts-only-nginx.md).
+ */
+export class GatewayProofRequiredError extends ApiError {
+  constructor() {
+    super(403, [
+      {
+        code: SIDECAR_PROOF.code,
+        message:
+          "Only the gateway's nginx may ask the sidecar: the request carries no valid proof.",
+      },
+    ]);
   }
 }
 

@@ -26,6 +26,18 @@ export class SidecarMetrics {
     registers: [this.registry],
   });
 
+  /**
+   * Requests refused because they did not come from the gateway's nginx (no valid proof):
+   * `route` auth, frame or management; `reason` missing, malformed, wrong or no_secret.
+   * Anything above zero is a peer that reached the sidecar, or a proof file out of step.
+   */
+  readonly unprovenRequests = new Counter({
+    name: 'gateway_sidecar_unproven_requests_total',
+    help: 'Requests the sidecar refused without reading them: no valid proof that nginx sent them.',
+    labelNames: ['route', 'reason'] as const,
+    registers: [this.registry],
+  });
+
   /** Each nginx worker keeps one (lua/gateway/sidecar_mux.lua): a count that climbs means churn. */
   readonly authFrameConnections = new Counter({
     name: 'gateway_auth_frame_connections_total',

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { freePort } from '../../native/ports.js';
 import { engine, IMAGES, removeLabelled, uniqueSuffix } from '../support/container-engine.js';
+import { addressesOf, reachFrom } from '../support/container-reach.js';
 import { http } from '../support/http.js';
 import { apk } from '../support/sidecar.js';
 
@@ -20,6 +21,8 @@ const ROOT = join(import.meta.dirname, '../..');
 const COMPOSE = 'docker-compose';
 const PROJECT = `gwtest-${process.env.GW_TEST_PID || process.pid}-${uniqueSuffix()}`;
 const PROJECT_LABEL = 'com.docker.compose.project';
+// A second fresh install, of the `secrets` service only: its generated password is another.
+const SECOND = `${PROJECT}-second`;
 let scratch: string | undefined;
 let composeArgs: string[] = [];
 let composeEnv: NodeJS.ProcessEnv = {};
@@ -51,6 +54,7 @@ afterAll(async () => {
   // After a failure half-way: what `down -v` would have removed.
   if (composeArgs.length) await compose(['down', '-v', '--timeout', '5']).catch(() => '');
   await removeLabelled(PROJECT_LABEL, PROJECT).catch(() => []);
+  await removeLabelled(PROJECT_LABEL, SECOND).catch(() => []);
   if (scratch) await rm(scratch, { recursive: true, force: true });
 }, 120_000);
 
@@ -158,15 +162,119 @@ describe('docker-compose.yml', () => {
     // socket (lua/gateway/sidecar_address.lua), not through the control socket.
     expect(metrics).toMatch(/^gateway_auth_frame_connections_total [1-9]/m);
 
-    // Four services, all healthy; only the proxy publishes a port, on the address asked for.
+    // The sidecar trusts only nginx (docs/security.md): a question sent to it from anywhere
+    // else, naming another OpenID provider in the setting headers nginx would send, is refused
+    // before any of them is read. From inside its own container, and from the proxy's (a
+    // process beside nginx, on the application's network too: the app itself has no route).
+    const forge = async (service: string, url: string) =>
+      JSON.parse(
+        await compose([
+          'exec',
+          '-T',
+          service,
+          'node',
+          '-e',
+          `fetch('${url}', { headers: {
+             authorization: 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJhZG1pbiJ9.',
+             'x-gateway-oidc-enabled': 'true',
+             'x-gateway-oidc-discovery': 'http://attacker.example/.well-known/openid-configuration',
+             'x-gateway-oidc-ssl-verify': 'no',
+             'x-gateway-oidc-accept-none-alg': 'true',
+           } }).then(async (r) => console.log(JSON.stringify({ status: r.status, body: await r.json() })))`,
+        ]),
+      ) as { status: number; body: { errors: { code: string }[] } };
+    for (const [service, url] of [
+      ['gateway', 'http://127.0.0.1:8081/auth'],
+      ['proxy', 'http://gateway:8081/auth'],
+    ] as const) {
+      const forged = await forge(service, url);
+      expect(forged.status, service).toBe(403);
+      expect(forged.body.errors[0]!.code, service).toBe('GATEWAY_PROOF_REQUIRED');
+    }
+    expect(await inGateway('/metrics')).toMatch(
+      /^gateway_sidecar_unproven_requests_total\{[^}]*route="auth"[^}]*\} [2-9]/m,
+    );
+
+    // Segmented (docs/security.md): the app shares a network with the proxy only. From inside
+    // it, neither PostgreSQL nor the sidecar (its port, its metrics) answers, by name or by
+    // address; from the proxy, the same probe reaches them (so it can tell).
     const docker = (await engine()).container.dockerode;
+    const database = await addressesOf(docker, PROJECT, 'database');
+    const gateway = await addressesOf(docker, PROJECT, 'gateway');
+    expect(Object.keys(database)).toEqual(['back']);
+    expect(Object.keys(gateway)).toEqual(['back']);
+    expect(Object.keys(await addressesOf(docker, PROJECT, 'app'))).toEqual(['front']);
+    expect(Object.keys(await addressesOf(docker, PROJECT, 'proxy')).sort()).toEqual([
+      'back',
+      'front',
+    ]);
+    const targets = [
+      ['database', 5432],
+      ['gateway', 8081],
+      ['gateway', 9464],
+      [database.back!, 5432],
+      [gateway.back!, 8081],
+      [gateway.back!, 9464],
+    ] as const;
+    const fromApp = await reachFrom((c) => compose(['exec', '-T', 'app', ...c]), targets);
+    console.info(`compose: from the app container: ${JSON.stringify(fromApp)}`);
+    for (const [target, outcome] of Object.entries(fromApp))
+      expect(outcome, target).not.toBe('open');
+    // The control: the same probe reaches each of them from where it is needed. The proxy does
+    // not need `database` by name (nginx never talks to it): under podman's CNI plugin only its
+    // first network's names and its upstreams resolve there (docker/proxy-hosts.mjs), and the
+    // order of its networks' DNS servers is podman's. The sidecar does, from `back`.
+    const needed = targets.filter(([host]) => host !== 'database');
+    const fromProxy = await reachFrom((c) => compose(['exec', '-T', 'proxy', ...c]), needed);
+    expect(fromProxy).toEqual(
+      Object.fromEntries(needed.map(([host, port]) => [`${host}:${port}`, 'open'])),
+    );
+    const fromGateway = await reachFrom(
+      (c) => compose(['exec', '-T', 'gateway', ...c]),
+      [['database', 5432]],
+    );
+    expect(fromGateway).toEqual({ 'database:5432': 'open' });
+
+    // No default password: generated on this first `up`, random, in the secrets volume only.
+    const password = (
+      await compose(['exec', '-T', 'gateway', 'cat', '/run/gateway-secrets/postgres-password'])
+    ).trim();
+    expect(password).toMatch(/^[0-9a-f]{48}$/);
+    const rendered = await compose(['config']);
+    expect(rendered).not.toContain(password);
+    expect(rendered).not.toMatch(/POSTGRES_PASSWORD: ['"]?gateway|:gateway@/);
+    // No default but the empty one (the secrets service then generates it).
+    expect(original).not.toMatch(/POSTGRES_PASSWORD:-[^}]|:gateway@/);
+    // The sidecar's environment holds the file's name, not the password.
+    const gatewayEnv = await compose(['exec', '-T', 'gateway', 'env']);
+    expect(gatewayEnv).not.toContain(password);
+    // Another fresh install gets another one.
+    const second = ['-p', SECOND];
+    await compose([...second, 'run', '--rm', 'secrets']);
+    const other = (
+      await compose([
+        ...second,
+        'run',
+        '--rm',
+        'secrets',
+        'cat',
+        '/run/gateway-secrets/postgres-password',
+      ])
+    ).trim();
+    await compose([...second, 'down', '-v']);
+    expect(other).toMatch(/^[0-9a-f]{48}$/);
+    expect(other).not.toBe(password);
+
+    // Five services: four healthy, the one-shot `secrets` exited 0; only the proxy publishes a
+    // port, on the address asked for.
     const filters = JSON.stringify({ label: [`${PROJECT_LABEL}=${PROJECT}`] });
     const services: string[] = [];
     for (const info of await docker.listContainers({ all: true, filters })) {
       const service = info.Labels['com.docker.compose.service']!;
       services.push(service);
       const inspect = await docker.getContainer(info.Id).inspect();
-      expect(inspect.State.Health?.Status, service).toBe('healthy');
+      if (service === 'secrets') expect(inspect.State.ExitCode, service).toBe(0);
+      else expect(inspect.State.Health?.Status, service).toBe('healthy');
       const published = Object.values(inspect.HostConfig.PortBindings ?? {})
         .flat()
         .filter((b) => (b as { HostPort?: string } | null)?.HostPort);
@@ -176,7 +284,7 @@ describe('docker-compose.yml', () => {
           : [],
       );
     }
-    expect(services.sort()).toEqual(['app', 'database', 'gateway', 'proxy']);
+    expect(services.sort()).toEqual(['app', 'database', 'gateway', 'proxy', 'secrets']);
 
     await compose(['down', '-v', '--timeout', '10']);
     composeArgs = [];

@@ -148,6 +148,7 @@ describe('a configuration folder mounted from the host', () => {
         '/nginx 4242:4343',
         '/nginx/conf.d 4242:4343',
         '/nginx/conf.d/default.conf 4242:4343',
+        '/nginx/conf.d/sidecar-proof.key 4242:4343',
         '/nginx/ssl 4242:4343',
         '/nginx/ssl/nginx.crt 4242:4343',
         '/nginx/ssl/nginx.key 4242:4343',

@@ -7,6 +7,7 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBu
 import { Service } from 'kubernetes-models/v1/Service';
 import { describe, expect, test } from 'vitest';
 import { loadSettings } from '../../generator/settings.js';
+import { DEFAULT_PROOF_FILE } from '../../sidecar/config.js';
 
 /**
  * deploy/kubernetes/: every manifest kustomization.yaml lists is valid against the Kubernetes
@@ -51,6 +52,7 @@ describe('deploy/kubernetes', () => {
     expect(manifests.map((m) => `${m.kind}/${m.metadata.name}`).sort()).toEqual([
       'Deployment/gateway',
       'NetworkPolicy/gateway',
+      'NetworkPolicy/gateway-app',
       'NetworkPolicy/gateway-database',
       'PodDisruptionBudget/gateway',
       'Service/gateway',
@@ -127,6 +129,12 @@ describe('deploy/kubernetes', () => {
     expect(mount(proxy, 'runtime')).toBe(env(proxy, 'GATEWAY_RUNTIME_DIR'));
     for (const c of [proxy, ...pod.initContainers])
       expect(c.volumeMounts.some((m) => m.mountPath === '/etc/config')).toBe(true);
+    // The sidecar reads nginx's proof there, read-only, where it looks by default.
+    expect(mount(gateway, 'config')).toBe('/etc/config');
+    expect(
+      gateway.volumeMounts.find((m) => m.name === 'config') as { readOnly?: boolean } | undefined,
+    ).toMatchObject({ readOnly: true });
+    expect(DEFAULT_PROOF_FILE.startsWith('/etc/config/')).toBe(true);
 
     // Users: the gateway image's `USER node` (uid 1000 in both base images); the proxy as
     // www-data (uid 33 in Debian), its workers' user in the image. Root filesystems read-only.
@@ -185,5 +193,200 @@ describe('deploy/kubernetes', () => {
     const page = readFileSync(join(ROOT, 'docs/kubernetes.md'), 'utf8');
     expect(page).toContain(`labelled \`app.kubernetes.io/name: ${service}\` on port ${port}`);
     expect(page).toContain(`default \`${settings.upstreams.app}\``);
+  });
+});
+
+/**
+ * NetworkPolicy as the API server's network plugin applies it (networking.k8s.io/v1): a pod
+ * selected by a policy of a direction admits in that direction only what some rule of those
+ * policies allows; a pod no policy selects admits everything. Enough of it for these
+ * manifests: label selectors (matchLabels, matchExpressions), peers by pod and namespace
+ * selector, numeric and named ports; an ipBlock peer is taken to match any pod (it may).
+ */
+type Selector = {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: Array<{ key: string; operator: string; values?: string[] }>;
+};
+type Peer = { podSelector?: Selector; namespaceSelector?: Selector; ipBlock?: unknown };
+type PolicyPort = { port?: number | string; endPort?: number; protocol?: string };
+type PolicyRule = { from?: Peer[]; to?: Peer[]; ports?: PolicyPort[] };
+type Policy = {
+  metadata: { name: string; namespace: string };
+  spec: {
+    podSelector: Selector;
+    policyTypes?: string[];
+    ingress?: PolicyRule[];
+    egress?: PolicyRule[];
+  };
+};
+type Pod = {
+  namespace: string;
+  labels: Record<string, string>;
+  /** The container ports by name, for policies that name them. */
+  ports?: Record<string, number>;
+};
+
+function selects(selector: Selector, labels: Record<string, string>): boolean {
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {}))
+    if (labels[k] !== v) return false;
+  for (const e of selector.matchExpressions ?? []) {
+    const has = e.key in labels;
+    const ok =
+      e.operator === 'In'
+        ? has && (e.values ?? []).includes(labels[e.key]!)
+        : e.operator === 'NotIn'
+          ? !has || !(e.values ?? []).includes(labels[e.key]!)
+          : e.operator === 'Exists'
+            ? has
+            : !has;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+const namespaceLabels = (pod: Pod) => ({ 'kubernetes.io/metadata.name': pod.namespace });
+
+function peerMatches(peer: Peer, policyNamespace: string, pod: Pod): boolean {
+  if (peer.ipBlock) return true;
+  const namespaceOk = peer.namespaceSelector
+    ? selects(peer.namespaceSelector, namespaceLabels(pod))
+    : pod.namespace === policyNamespace;
+  return namespaceOk && (!peer.podSelector || selects(peer.podSelector, pod.labels));
+}
+
+function portMatches(ports: PolicyPort[] | undefined, port: number, target: Pod): boolean {
+  if (!ports?.length) return true;
+  return ports.some((p) => {
+    if ((p.protocol ?? 'TCP') !== 'TCP') return false;
+    if (p.port === undefined) return true;
+    if (typeof p.port === 'string') return target.ports?.[p.port] === port;
+    return p.endPort ? port >= p.port && port <= p.endPort : p.port === port;
+  });
+}
+
+function directionAdmits(
+  policies: Policy[],
+  direction: 'Ingress' | 'Egress',
+  subject: Pod,
+  peer: Pod,
+  port: number,
+  target: Pod,
+): boolean {
+  const applying = policies.filter((p) => {
+    const types = p.spec.policyTypes ?? (p.spec.egress ? ['Ingress', 'Egress'] : ['Ingress']);
+    return (
+      types.includes(direction) &&
+      p.metadata.namespace === subject.namespace &&
+      selects(p.spec.podSelector, subject.labels)
+    );
+  });
+  if (applying.length === 0) return true;
+  return applying.some((policy) =>
+    (direction === 'Ingress' ? policy.spec.ingress : policy.spec.egress)?.some((rule) => {
+      const peers = direction === 'Ingress' ? rule.from : rule.to;
+      const peerOk =
+        !peers?.length || peers.some((p) => peerMatches(p, policy.metadata.namespace, peer));
+      return peerOk && portMatches(rule.ports, port, target);
+    }),
+  );
+}
+
+/** Whether a TCP connection from `from` to `to`'s `port` is let through, both ways checked. */
+function admits(policies: Policy[], from: Pod, to: Pod, port: number): boolean {
+  return (
+    directionAdmits(policies, 'Egress', from, to, port, to) &&
+    directionAdmits(policies, 'Ingress', to, from, port, to)
+  );
+}
+
+describe('deploy/kubernetes: the NetworkPolicies as rendered (kustomization namespace applied)', () => {
+  // What `kubectl kustomize` makes of them: this kustomization adds its namespace to every
+  // object and labels to metadata only (includeSelectors: false).
+  const namespace = (kustomization as unknown as { namespace: string }).namespace;
+  const policies = manifests
+    .filter((m) => m.kind === 'NetworkPolicy')
+    .map((m) => {
+      const p = structuredClone(m) as unknown as Policy;
+      p.metadata.namespace ??= namespace;
+      return p;
+    });
+  const deployment = manifests.find((m) => m.kind === 'Deployment') as unknown as {
+    spec: {
+      template: {
+        metadata: { labels: Record<string, string> };
+        spec: {
+          containers: Array<{
+            name: string;
+            env?: Array<{ name: string; value?: string }>;
+            ports?: Array<{ name: string; containerPort: number }>;
+          }>;
+        };
+      };
+    };
+  };
+  const containers = deployment.spec.template.spec.containers;
+  const env = (name: string) =>
+    containers.find((c) => c.name === 'gateway')?.env?.find((e) => e.name === name)?.value;
+  const gateway: Pod = {
+    namespace,
+    labels: deployment.spec.template.metadata.labels,
+    ports: Object.fromEntries(
+      containers.flatMap((c) => c.ports ?? []).map((p) => [p.name, p.containerPort]),
+    ),
+  };
+  const sidecarPort = Number(env('PORT'));
+  const metricsPort = Number(env('METRICS_LISTEN')!.split(':')[1]);
+  const httpsPort = gateway.ports!.https!;
+  const app: Pod = { namespace, labels: { 'app.kubernetes.io/name': 'app' } };
+  const database: Pod = { namespace, labels: { 'app.kubernetes.io/name': 'postgresql' } };
+  const prometheus: Pod = {
+    namespace: 'monitoring',
+    labels: { 'app.kubernetes.io/name': 'prometheus' },
+  };
+  const neighbour: Pod = { namespace, labels: { 'app.kubernetes.io/name': 'something-else' } };
+  const elsewhere: Pod = { namespace: 'shop', labels: { 'app.kubernetes.io/name': 'app' } };
+
+  test('every policy lands in the namespace of the pods it selects', () => {
+    expect(namespace).toBe('gateway');
+    expect(policies.map((p) => p.metadata.namespace)).toEqual(policies.map(() => namespace));
+  });
+
+  test('an app pod reaches neither PostgreSQL nor the sidecar (its port, its metrics); only the public port', () => {
+    expect(admits(policies, app, database, 5432)).toBe(false);
+    expect(admits(policies, app, gateway, sidecarPort)).toBe(false);
+    expect(admits(policies, app, gateway, metricsPort)).toBe(false);
+    expect(admits(policies, app, gateway, httpsPort)).toBe(true);
+    // And the sidecar listens on the pod's loopback only: nginx in the same pod asks it.
+    expect(env('HOST')).toBe('127.0.0.1');
+    expect(gateway.ports).not.toHaveProperty('sidecar');
+    expect(Object.values(gateway.ports!)).not.toContain(sidecarPort);
+  });
+
+  test('the gateway pods reach PostgreSQL and the app; Prometheus the metrics; nothing else the app or PostgreSQL', () => {
+    expect(admits(policies, gateway, database, 5432)).toBe(true);
+    expect(admits(policies, gateway, app, 8080)).toBe(true);
+    expect(admits(policies, prometheus, gateway, metricsPort)).toBe(true);
+    for (const other of [neighbour, prometheus]) {
+      expect(admits(policies, other, app, 8080)).toBe(false);
+      expect(admits(policies, other, database, 5432)).toBe(false);
+      expect(admits(policies, other, gateway, sidecarPort)).toBe(false);
+    }
+    expect(admits(policies, neighbour, gateway, metricsPort)).toBe(false);
+    expect(admits(policies, neighbour, gateway, httpsPort)).toBe(true);
+    // Another namespace's pods are not these policies' to restrict, and not let in by them.
+    expect(admits(policies, elsewhere, database, 5432)).toBe(false);
+    expect(admits(policies, elsewhere, app, 8080)).toBe(false);
+  });
+
+  test('the evaluator can fail: without the policies everything passes, without a rule it refuses', () => {
+    expect(admits([], app, database, 5432)).toBe(true);
+    const widened = structuredClone(policies);
+    widened
+      .find((p) => p.metadata.name === 'gateway-database')!
+      .spec.ingress![0]!.from!.push({ podSelector: { matchLabels: app.labels } });
+    expect(admits(widened, app, database, 5432)).toBe(true);
+    const narrowed = structuredClone(policies);
+    narrowed.find((p) => p.metadata.name === 'gateway-database')!.spec.ingress = [];
+    expect(admits(narrowed, gateway, database, 5432)).toBe(false);
   });
 });

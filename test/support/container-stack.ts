@@ -56,7 +56,8 @@ const STOP_TIMEOUT_S: Record<Service, number> = { proxy: 5, app: 5, gateway: 5, 
 /**
  * The four images started with testcontainers, wired as docker-compose.yml wires them:
  * service names as network aliases, PostgreSQL on a named volume, the configuration directory
- * a host folder bind-mounted at /etc/config of the proxy, nginx's control socket in a volume
+ * a host folder bind-mounted at /etc/config of the proxy (read-only in the gateway, for nginx's
+ * proof), nginx's control socket in a volume
  * the proxy and the gateway share, only
  * the proxy's HTTPS port published (on loopback). restart() is `docker compose down` + `up`
  * without -v: new containers, the same volume and configuration directory.
@@ -117,6 +118,8 @@ export async function startContainerStack(
       })
       .withBindMounts([
         { source: controlVolume, target: CONTROL_DIR },
+        // Read-only, for nginx's proof (nginx/conf.d/sidecar-proof.key), as docker-compose.yml.
+        { source: configDir, target: '/etc/config', mode: 'ro' },
         ...(options.gatewayBindMounts ?? []),
       ]),
     app: base('app', IMAGES.app).withEnvironment({
@@ -128,6 +131,8 @@ export async function startContainerStack(
         GATEWAY_FQDN: fqdn,
         GATEWAY_APP_UPSTREAM: 'app:8080',
         GATEWAY_SIDECAR_UPSTREAM: 'gateway:8081',
+        // The sidecar's user (node, group 1000) may read the proof the proxy makes.
+        GATEWAY_PROOF_GID: '1000',
       })
       .withBindMounts([
         { source: configDir, target: '/etc/config' },

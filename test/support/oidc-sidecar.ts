@@ -1,6 +1,7 @@
 import { silentLogger } from '../../sidecar/log.js';
 import { type RunningSidecar, startSidecar } from '../../sidecar/sidecar.js';
 import { type HttpResponse, http } from './http.js';
+import { STAND_IN_FOR_NGINX } from './nginx-stand-in.js';
 
 /** Real time plus an offset a test can push forward: expiry and cache ages without sleeping. */
 export class MovableClock {
@@ -31,6 +32,7 @@ export async function startOidcSidecar(
       env: { API_KEY_CREATE: 'true', ...env },
       print: (line) => printed.push(line),
       clock: clock.now,
+      proof: STAND_IN_FOR_NGINX,
     },
   );
   const line = printed.find((l) => l.startsWith('NEWLY GENERATED API KEY: '));

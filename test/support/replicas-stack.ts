@@ -152,8 +152,33 @@ export async function startReplicas(
         const res = await viaBalancer('/api', { headers: { Authorization: `apk ${adminKey}` } });
         if (res.status === 200) break;
       }
-      if (Date.now() > deadline)
-        throw new Error(`the replicas are not ready after 120 s (pairs: ${statuses.join(', ')})`);
+      if (Date.now() > deadline) {
+        // What a pair that is not UP went through: its containers' logs and its namespace's
+        // resolver, in the error (the stack is removed right after).
+        const why: string[] = [];
+        for (const [i, status] of statuses.entries()) {
+          if (status === 'UP') continue;
+          for (const service of [`pair-${i + 1}`, `gateway-${i + 1}`, `proxy-${i + 1}`]) {
+            const logs = await compose(['logs', '--no-color', '--tail', '60', service]).catch(
+              (e: Error) => e.message,
+            );
+            why.push(`--- ${service} (${status}) ---\n${logs}`);
+          }
+          why.push(
+            await compose([
+              'exec',
+              '-T',
+              `pair-${i + 1}`,
+              'cat',
+              '/etc/resolv.conf',
+              '/etc/hosts',
+            ]).catch((e: Error) => e.message),
+          );
+        }
+        throw new Error(
+          `the replicas are not ready after 120 s (pairs: ${statuses.join(', ')})\n${why.join('\n')}`,
+        );
+      }
       await new Promise((r) => setTimeout(r, 500));
     }
     return {

@@ -1,6 +1,7 @@
 import { type Logger, silentLogger } from '../../sidecar/log.js';
 import type { Clock } from '../../sidecar/oidc/settings.js';
 import { type RunningSidecar, startSidecar } from '../../sidecar/sidecar.js';
+import { STAND_IN_FOR_NGINX } from './nginx-stand-in.js';
 
 export interface TestSidecar extends RunningSidecar {
   /** The bootstrap admin key printed at start (API_KEY_CREATE=true), when asked for. */
@@ -17,6 +18,7 @@ export async function startTestSidecar(
     log = silentLogger,
     failureFlushMs,
     metrics = false,
+    proofFile,
   }: {
     bootstrap?: boolean;
     clock?: Clock;
@@ -24,6 +26,8 @@ export async function startTestSidecar(
     failureFlushMs?: number;
     /** Also serve /metrics (and /livez, /readyz) on a random loopback port: `metricsUrl`. */
     metrics?: boolean;
+    /** Check nginx's proof against this file; by default the test stands in for nginx. */
+    proofFile?: string;
   } = {},
 ): Promise<TestSidecar> {
   const printed: string[] = [];
@@ -32,6 +36,7 @@ export async function startTestSidecar(
       databaseUrl,
       listen: { host: '127.0.0.1', port: 0 },
       ...(metrics ? { metricsListen: { host: '127.0.0.1', port: 0 } } : {}),
+      ...(proofFile ? { proofFile } : {}),
     },
     {
       log,
@@ -39,6 +44,7 @@ export async function startTestSidecar(
       print: (line) => printed.push(line),
       ...(clock ? { clock } : {}),
       ...(failureFlushMs !== undefined ? { failureFlushMs } : {}),
+      ...(proofFile ? {} : { proof: STAND_IN_FOR_NGINX }),
     },
   );
   const line = printed.find((l) => l.startsWith('NEWLY GENERATED API KEY: '));

@@ -37,7 +37,13 @@ async function allFiles(dir: string): Promise<string[]> {
     .sort();
 }
 
-const ALL = [LAYOUT.defaultConf, LAYOUT.certificate, LAYOUT.key, LAYOUT.sslConf].sort();
+const ALL = [
+  LAYOUT.defaultConf,
+  LAYOUT.certificate,
+  LAYOUT.key,
+  LAYOUT.sslConf,
+  LAYOUT.sidecarProof,
+].sort();
 
 describe('ensureConfigDir', () => {
   test('completes an empty directory: both templates and a certificate for the FQDN', async () => {

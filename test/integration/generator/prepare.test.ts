@@ -61,12 +61,18 @@ describe('prepareProxy', () => {
     expect(prepared.controlSocket).toBe(join(scratch, 'first', 'control', 'nginx.sock'));
     expect(existsSync(join(scratch, 'first', 'control'))).toBe(true);
     expect([...prepared.written].sort()).toEqual(
-      [LAYOUT.defaultConf, LAYOUT.sslConf, LAYOUT.certificate, LAYOUT.key].sort(),
+      [
+        LAYOUT.defaultConf,
+        LAYOUT.sslConf,
+        LAYOUT.certificate,
+        LAYOUT.key,
+        LAYOUT.sidecarProof,
+      ].sort(),
     );
     // A second start keeps everything.
     const again = await prepareProxy({ configDir, settings, runtimeDir, nginx: NGINX });
     expect(again.written).toEqual([]);
-    expect(again.kept).toHaveLength(4);
+    expect(again.kept).toHaveLength(5);
   });
 
   test('the file rules: a hand-edited port is the port, and a different request is refused', async () => {
@@ -165,7 +171,7 @@ describe('gateway-config prepare', () => {
     expect(json.code, json.stderr).toBe(0);
     const prepared = JSON.parse(json.stdout) as PreparedProxy;
     expect(prepared.httpsPort).toBe(443);
-    expect(prepared.written).toHaveLength(4);
+    expect(prepared.written).toHaveLength(5);
     expect(json.stderr).toContain('wrote');
     expect(await readFile(prepared.mainConf, 'utf8')).toMatch(/^user www-data;$/m);
     const lines = await cli(['prepare', dir, '--runtime-dir', run, '--nginx-args']);

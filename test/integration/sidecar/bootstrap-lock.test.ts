@@ -6,8 +6,9 @@ import { freshDatabase } from '../../support/database.js';
 import { freePort } from '../../support/embedded-postgres.js';
 import { http } from '../../support/http.js';
 import { CLIENTS } from '../../support/management.js';
+import { type TestProof, testProof } from '../../support/nginx-proof.js';
 import { startProcess } from '../../support/process.js';
-import { apk } from '../../support/sidecar.js';
+import { apk as apkOnly } from '../../support/sidecar.js';
 
 // The bootstrap lock through the built sidecar process, restarted on one database as an
 // operator restarts it with API_KEY_CREATE=true left in the composition file.
@@ -16,9 +17,13 @@ const MAIN = join(import.meta.dirname, '../../../dist/sidecar/main.js');
 const SETTINGS = '/v1/management/settings';
 const KEY_LINE = /^NEWLY GENERATED API KEY: (\d+\.[A-Za-z0-9_-]{43})$/;
 let db: string;
+let proof: TestProof;
+/** The key, with the proof nginx would show (this test asks the sidecar as nginx does). */
+const apk = (key: string) => ({ ...proof.header, ...apkOnly(key) });
 
 beforeAll(async () => {
   db = await freshDatabase();
+  proof = await testProof();
 });
 
 /** One start of the sidecar with API_KEY_CREATE=true; stopped again once `use` is done. */
@@ -33,6 +38,7 @@ async function startOnce<T>(
     API_KEY_CREATE: 'true',
     // Not the default 9464: other suites' sidecars run at the same time.
     METRICS_LISTEN: 'off',
+    ...proof.env,
   });
   try {
     await proc.waitFor(/sidecar listening/);

@@ -4,13 +4,16 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { freshDatabase } from '../../support/database.js';
 import { freePort } from '../../support/embedded-postgres.js';
 import { http } from '../../support/http.js';
+import { type TestProof, testProof } from '../../support/nginx-proof.js';
 import { startProcess } from '../../support/process.js';
 
 const MAIN = join(import.meta.dirname, '../../../dist/sidecar/main.js');
 let db: string;
+let proof: TestProof;
 
 beforeAll(async () => {
   db = await freshDatabase();
+  proof = await testProof();
 });
 
 /** Runs the built sidecar as operators do, until it listens; returns its stdout and URL. */
@@ -22,6 +25,7 @@ async function runSidecar(apiKeyCreate: string | undefined) {
     PORT: String(port),
     // Not the default 9464: other suites' sidecars run at the same time.
     METRICS_LISTEN: 'off',
+    ...proof.env,
   };
   if (apiKeyCreate !== undefined) env.API_KEY_CREATE = apiKeyCreate;
   const proc = startProcess(process.execPath, [MAIN], env);
@@ -51,7 +55,7 @@ describe('bootstrap key (spec 5.2)', () => {
       const key = match![1]!;
       keys.push(key);
       const res = await http(`${url}/v1/management/api-clients`, {
-        headers: { Authorization: `apk ${key}` },
+        headers: { ...proof.header, Authorization: `apk ${key}` },
       });
       expect(res.status).toBe(200);
       expect(proc.stderr()).not.toContain(key.split('.')[1]);

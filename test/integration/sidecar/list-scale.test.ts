@@ -6,9 +6,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freshDatabase, statisticsReported } from '../../support/database.js';
 import { freePort } from '../../support/embedded-postgres.js';
 import { http } from '../../support/http.js';
-import { CLIENTS, createClient } from '../../support/management.js';
+import { CLIENTS } from '../../support/management.js';
+import { type TestProof, testProof } from '../../support/nginx-proof.js';
 import { type RunningProcess, startProcess } from '../../support/process.js';
-import { apk } from '../../support/sidecar.js';
+import { apk as apkOnly } from '../../support/sidecar.js';
 
 /**
  * Issue 15 at a size CI affords: 10^5 clients, the built sidecar in its own process (so its
@@ -23,9 +24,13 @@ let db: string;
 let url: string;
 let adminKey: string;
 let keys: string[];
+let proof: TestProof;
+/** The key, with the proof nginx would show (this test asks the sidecar as nginx does). */
+const apk = (key: string) => ({ ...proof.header, ...apkOnly(key) });
 
 beforeAll(async () => {
   db = await freshDatabase();
+  proof = await testProof();
   const port = await freePort();
   proc = startProcess(process.execPath, [MAIN], {
     PATH: process.env.PATH,
@@ -34,6 +39,7 @@ beforeAll(async () => {
     API_KEY_CREATE: 'true',
     // Not the default 9464: other suites' sidecars run at the same time.
     METRICS_LISTEN: 'off',
+    ...proof.env,
   });
   await proc.waitFor(/sidecar listening/);
   url = `http://127.0.0.1:${port}`;
@@ -53,12 +59,13 @@ beforeAll(async () => {
   }
   keys = [];
   for (let i = 0; i < 120; i += 1) {
-    const created = await createClient(url, adminKey, {
-      name: `probe-${i}`,
-      is_admin: false,
-      generate_api_key: true,
+    const created = await http(`${url}${CLIENTS}`, {
+      method: 'POST',
+      headers: apk(adminKey),
+      json: { name: `probe-${i}`, is_admin: false, generate_api_key: true },
     });
-    keys.push(created.token);
+    expect(created.status, created.text).toBe(201);
+    keys.push((created.json as { token: string }).token);
   }
 }, 120_000);
 afterAll(() => proc?.stop());

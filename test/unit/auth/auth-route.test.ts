@@ -6,6 +6,7 @@ import { Authenticator } from '../../../sidecar/auth/authenticator.js';
 import type { BearerVerifier } from '../../../sidecar/auth/bearer-verifier.js';
 import { SidecarMetrics } from '../../../sidecar/metrics/sidecar-metrics.js';
 import { http } from '../../support/http.js';
+import { STAND_IN_FOR_NGINX } from '../../support/nginx-stand-in.js';
 import { directoryOf, row } from '../support/clients.js';
 import { recordingLogger, serve } from '../support/serve.js';
 
@@ -46,8 +47,20 @@ const { log, lines } = recordingLogger();
 let ok: Awaited<ReturnType<typeof serve>>;
 let down: Awaited<ReturnType<typeof serve>>;
 beforeAll(async () => {
-  ok = await serve(createAuthHandler(new Authenticator(new ApiKeyVerifier(clients), bearer), log));
-  down = await serve(createAuthHandler(new Authenticator(new ApiKeyVerifier(failing), null), log));
+  ok = await serve(
+    createAuthHandler(
+      new Authenticator(new ApiKeyVerifier(clients), bearer),
+      log,
+      STAND_IN_FOR_NGINX,
+    ),
+  );
+  down = await serve(
+    createAuthHandler(
+      new Authenticator(new ApiKeyVerifier(failing), null),
+      log,
+      STAND_IN_FOR_NGINX,
+    ),
+  );
 });
 afterAll(async () => {
   await ok.close();
@@ -74,7 +87,11 @@ describe('/auth', () => {
   });
 
   test('the decider behind it (also what auth frames answer): a 204 has no body', async () => {
-    const decide = createAuthDecider(new Authenticator(new ApiKeyVerifier(clients), bearer), log);
+    const decide = createAuthDecider(
+      new Authenticator(new ApiKeyVerifier(clients), bearer),
+      log,
+      STAND_IN_FOR_NGINX,
+    );
     const answer = await decide({
       headers: { authorization: `apk 1.${SECRET}` },
       rawHeaders: ['Authorization', `apk 1.${SECRET}`],
@@ -269,6 +286,7 @@ describe('/auth reporting', () => {
       createAuthHandler(
         new Authenticator(new ApiKeyVerifier(clients), bearer),
         recorded.log,
+        STAND_IN_FOR_NGINX,
         metrics,
       ),
     );
@@ -324,6 +342,7 @@ describe('/auth reporting', () => {
       createAuthHandler(
         new Authenticator(new ApiKeyVerifier(clients), bearer),
         recordingLogger().log,
+        STAND_IN_FOR_NGINX,
         metrics,
       ),
     );
@@ -344,6 +363,7 @@ describe('/auth reporting', () => {
       createAuthHandler(
         new Authenticator(new ApiKeyVerifier(clients), bearer),
         recorded.log,
+        STAND_IN_FOR_NGINX,
         metrics,
       ),
     );
@@ -351,6 +371,7 @@ describe('/auth reporting', () => {
       createAuthHandler(
         new Authenticator(new ApiKeyVerifier(failing), null),
         recorded.log,
+        STAND_IN_FOR_NGINX,
         metrics,
       ),
     );

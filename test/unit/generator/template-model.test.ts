@@ -163,12 +163,13 @@ describe('the miss path (docs/decisions/20261125-miss-path.md)', () => {
     // A name that merely looks like digits in places is still a name.
     expect(sidecarOf('10.1.2.3.example:8081').value).toBe('"10.1.2.3.example:8081"');
     expect(sidecarOf('[::1]:8081').value).toBe('""');
-    // Only a name is handed to the master to resolve (init_by_lua).
-    expect(masterOf('gateway:8081')).toBe('"gateway:8081"');
-    expect(masterOf('10.1.2.3.example:8081')).toBe('"10.1.2.3.example:8081"');
-    expect(model.decisionCache.masterArgument).toBe('');
-    expect(masterOf('unix:/run/gw/sidecar.sock')).toBe('');
-    expect(masterOf('[::1]:8081')).toBe('');
+    // The proof file always (the master reads it), then only a name, for the master to resolve.
+    const proof = '"/etc/config/nginx/conf.d/sidecar-proof.key"';
+    expect(masterOf('gateway:8081')).toBe(`${proof}, "gateway:8081"`);
+    expect(masterOf('10.1.2.3.example:8081')).toBe(`${proof}, "10.1.2.3.example:8081"`);
+    expect(model.decisionCache.masterArgument).toBe(proof);
+    expect(masterOf('unix:/run/gw/sidecar.sock')).toBe(proof);
+    expect(masterOf('[::1]:8081')).toBe(proof);
   });
 
   test('the ask times out after timeouts.auth_ms; budgets as "<per key id> <per address> <window>"', () => {
