@@ -1,6 +1,4 @@
-import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import type { ApiClientRow } from '../../../sidecar/clients/api-client.js';
 import { silentLogger } from '../../../sidecar/log.js';
 import type { ChangeFeed, FeedHead } from '../../../sidecar/replica/change-feed.js';
 import {
@@ -16,31 +14,18 @@ import type {
 } from '../../../sidecar/replica/nginx-key-table.js';
 import { KeyTableReplicator } from '../../../sidecar/replica/replicator.js';
 import type { DecisionInvalidator } from '../../../sidecar/revocation/nginx-control.js';
+import { row } from './client-row.js';
 
 // What a heartbeat checks before it moves the position, and a row read before a doubt, with
 // the feed and nginx's control socket replaced by in-memory stand-ins (the real ones: the fault
 // matrix's "change notices lost while the heartbeats come through", test/e2e).
 
 const EPOCH = 'e1';
-const row = (id: number, name = `client-${id}`): ApiClientRow => ({
-  id,
-  name,
-  isAdmin: false,
-  apiClientId: null,
-  keyHash: createHash('sha256').update(`secret-${id}`).digest(),
-  createdAt: new Date(0),
-  expiresAt: null,
-  lastUsedAt: null,
-  previousKeyHash: null,
-  previousKeyExpiresAt: null,
-  rateLimit: null,
-  permissions: null,
-});
-const b64 = (r: ApiClientRow) => keyRecordBytes(r).toString('base64');
+const b64 = (r: ReturnType<typeof row>) => keyRecordBytes(r).toString('base64');
 
 /** PostgreSQL as the stand-in holds it: rows, and the feed's changes (position → client). */
 class Database {
-  rows = new Map<number, ApiClientRow>();
+  rows = new Map<number, ReturnType<typeof row>>();
   feed: Array<[number, number]> = [];
   /** When set, a read of rows waits for it (a read under way while a change commits). */
   hold: Promise<void> | null = null;
@@ -49,7 +34,7 @@ class Database {
   head(): FeedHead {
     return { epoch: EPOCH, position: this.feed.at(-1)?.[0] ?? 0, prunedThrough: 0 };
   }
-  change(id: number, next: ApiClientRow | null): void {
+  change(id: number, next: ReturnType<typeof row> | null): void {
     if (next) this.rows.set(id, next);
     else this.rows.delete(id);
     this.feed.push([this.head().position + 1, id]);

@@ -1,6 +1,4 @@
-import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import type { ApiClientRow } from '../../../sidecar/clients/api-client.js';
 import { silentLogger } from '../../../sidecar/log.js';
 import type { ChangeFeed, FeedHead } from '../../../sidecar/replica/change-feed.js';
 import type {
@@ -11,25 +9,11 @@ import type {
 } from '../../../sidecar/replica/nginx-key-table.js';
 import { KeyTableReplicator } from '../../../sidecar/replica/replicator.js';
 import type { DecisionInvalidator } from '../../../sidecar/revocation/nginx-control.js';
+import { row } from './client-row.js';
 
 // The replicator's order of operations during a load, with the feed and nginx's control socket
 // replaced by in-memory stand-ins (the real ones are exercised by test/e2e/key-table.test.ts;
 // this moment, between a load's catch-up read and its completion, is milliseconds long there).
-
-const row = (id: number): ApiClientRow => ({
-  id,
-  name: `client-${id}`,
-  isAdmin: false,
-  apiClientId: null,
-  keyHash: createHash('sha256').update(`secret-${id}`).digest(),
-  createdAt: new Date(0),
-  expiresAt: null,
-  lastUsedAt: null,
-  previousKeyHash: null,
-  previousKeyExpiresAt: null,
-  rateLimit: null,
-  permissions: null,
-});
 
 const state = (phase: KeyTableState['phase']): KeyTableAnswer => ({
   kind: 'state',
@@ -56,7 +40,7 @@ describe('a change notified while a load completes', () => {
       },
       // The load's catch-up finds nothing: the change below commits after it.
       changedSince: async () => ({ rows: [], head }),
-      records: async (ids: readonly number[]) => ids.map(row),
+      records: async (ids: readonly number[]) => ids.map((id) => row(id)),
       async *withSubjects() {},
       prune: async () => 0,
     } as unknown as ChangeFeed;
