@@ -271,7 +271,6 @@ const SIDECAR_HEADERS: NameValue[] = FORWARDED_TO_SIDECAR.map(({ header, variabl
   value: variable,
 }));
 
-/** Builds the default.conf model: every decision about what nginx does is made here. */
 /** nginx's own answers as JSON: `error_page <nginxStatus> =<status> <path>`. */
 const errorPages: DefaultConfModel['errorPages'] = NGINX_ERROR_PAGES.map((page) => ({
   nginxStatus: page.nginxStatus,
@@ -291,6 +290,7 @@ const managementErrorPages: DefaultConfModel['errorPages'] = errorPages.map((pag
   return { ...page, status: unavailable.status, path: unavailable.path };
 });
 
+/** Builds the default.conf model: every decision about what nginx does is made here. */
 export function defaultConfModel(settings: Settings): DefaultConfModel {
   const oidc = settings.open_id_connect;
   const portSuffix = settings.https_port === 443 ? '' : `:${settings.https_port}`;

@@ -389,3 +389,40 @@ describe("the key table's replica (docs/decisions/20261127-key-table-replica.md)
     expect(() => parseSettings({ key_table: { size: '64' } })).toThrow();
   });
 });
+
+describe("management's own error pages", () => {
+  test("the server's pages again, with nginx's 502 and 504 (the sidecar gone or silent) answered as its 503", () => {
+    const page = (status: number) => model.errorPages.find((p) => p.nginxStatus === status)!;
+    const unavailable = page(503);
+    expect(unavailable.status).toBe(503);
+    expect(model.management.errorPages.map((p) => p.nginxStatus)).toEqual(
+      model.errorPages.map((p) => p.nginxStatus),
+    );
+    for (const p of model.management.errorPages) {
+      if (p.nginxStatus === 502 || p.nginxStatus === 504) {
+        expect(p).toEqual({ ...page(p.nginxStatus), status: 503, path: unavailable.path });
+      } else expect(p).toEqual(page(p.nginxStatus));
+    }
+    // The server's own stay as they are: the application's 502 is still UPSTREAM_UNAVAILABLE.
+    expect(page(502)).toMatchObject({ status: 502, path: '/_gateway/errors/502' });
+    expect(page(504)).toMatchObject({ status: 504, path: '/_gateway/errors/504' });
+  });
+});
+
+describe('override headers (issue 53)', () => {
+  test('every header a framework takes a method or URL from is sent empty to the app, on every location that reaches it', () => {
+    const names = [
+      'X-HTTP-Method-Override',
+      'X-HTTP-Method',
+      'X-Method-Override',
+      'X-Original-URL',
+      'X-Rewrite-URL',
+      'X-Forwarded-Host',
+      'X-Forwarded-Prefix',
+      'Forwarded',
+    ];
+    for (const name of names) {
+      expect(model.app.headers).toContainEqual({ name, value: '""' });
+    }
+  });
+});
