@@ -73,13 +73,17 @@ export class ChangeFeed {
   }
 
   /**
-   * The client rows changed after `position` (less CATCH_UP_MARGIN) up to `through` (a head a
+   * The client rows changed after `position` (less `margin`) up to `through` (a head a
    * heartbeat saw): what a replica at `position` must hold to be at `through`.
    */
-  async changedThrough(position: number, through: number): Promise<number[]> {
+  async changedThrough(
+    position: number,
+    through: number,
+    margin = CATCH_UP_MARGIN,
+  ): Promise<number[]> {
     const { rows } = await this.db.query<{ client_row: number }>(
       'SELECT DISTINCT client_row FROM api_client_feed WHERE position > $1 AND position <= $2',
-      [Math.max(0, position - CATCH_UP_MARGIN), through],
+      [Math.max(0, position - margin), through],
     );
     return rows.map((r) => r.client_row);
   }
