@@ -1,11 +1,11 @@
 import { X509Certificate } from 'node:crypto';
-import { chown, mkdir, readFile, stat } from 'node:fs/promises';
+import { chown, mkdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { type CertificatePair, createSelfSignedCertificate } from './certificate.js';
 import { certificateProblems } from './certificate-check.js';
 import { type CertificateRenewal, generatedCertificateDue } from './certificate-renewal.js';
 import { CertificateError } from './errors.js';
-import { createFile, replaceFile } from './file-writes.js';
+import { createFile, readIfPresent, replaceFile } from './file-writes.js';
 import { LAYOUT } from './layout.js';
 import { type RenderedFile, renderConfigFiles } from './render.js';
 import type { Settings } from './settings-schema.js';
@@ -22,15 +22,6 @@ export interface ConfigDirResult {
 export interface ConfigDirOptions {
   /** The clock for certificate validity (tests freeze it). */
   now?: Date;
-}
-
-async function readIfPresent(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
 }
 
 /** Checks the certificate and key on disk against the FQDN; throws CertificateError naming files. */

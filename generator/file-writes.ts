@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { link, open, rename, unlink } from 'node:fs/promises';
+import { link, open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /**
@@ -47,5 +47,15 @@ export async function createFile(path: string, content: string, mode = 0o644): P
     throw err;
   } finally {
     await unlink(temporary).catch(() => {});
+  }
+}
+
+/** The text of `path`, or undefined when there is no such file (any other failure throws). */
+export async function readIfPresent(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
   }
 }

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { newProofFileText, parseProofFile } from '../common/sidecar-proof.js';
 import { GeneratorError } from './errors.js';
-import { createFile } from './file-writes.js';
+import { createFile, readIfPresent } from './file-writes.js';
 import { LAYOUT } from './layout.js';
 
 /**
@@ -21,15 +21,6 @@ export class ProofFileError extends GeneratorError {
       'INVALID_PROOF_FILE',
       `${file}: ${reason}; delete it to have a new secret made (then restart nginx and the sidecar)`,
     );
-  }
-}
-
-async function readIfPresent(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
   }
 }
 
