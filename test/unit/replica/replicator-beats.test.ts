@@ -14,7 +14,7 @@ import type {
 } from '../../../sidecar/replica/nginx-key-table.js';
 import { KeyTableReplicator } from '../../../sidecar/replica/replicator.js';
 import type { DecisionInvalidator } from '../../../sidecar/revocation/nginx-control.js';
-import { row } from './client-row.js';
+import { row, state } from './fixtures.js';
 
 // What a heartbeat checks before it moves the position, and a row read before a doubt, with
 // the feed and nginx's control socket replaced by in-memory stand-ins (the real ones: the fault
@@ -71,20 +71,7 @@ class Nginx {
   written: Array<[number, string]> = [];
 
   answer(): KeyTableAnswer {
-    return {
-      kind: 'state',
-      state: {
-        phase: 'complete',
-        position: this.position,
-        records: this.records.size,
-        full: false,
-        trustedUntil: null,
-        liveUntil: null,
-        loadSeconds: null,
-        capacityBytes: null,
-        freeBytes: null,
-      },
-    };
+    return state('complete', this.position, this.records.size);
   }
   asControl(): NginxKeyTable {
     return {

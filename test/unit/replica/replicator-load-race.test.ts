@@ -1,34 +1,14 @@
 import { describe, expect, test } from 'vitest';
 import { silentLogger } from '../../../sidecar/log.js';
 import type { ChangeFeed, FeedHead } from '../../../sidecar/replica/change-feed.js';
-import type {
-  KeyTableAnswer,
-  KeyTableChange,
-  KeyTableState,
-  NginxKeyTable,
-} from '../../../sidecar/replica/nginx-key-table.js';
+import type { KeyTableChange, NginxKeyTable } from '../../../sidecar/replica/nginx-key-table.js';
 import { KeyTableReplicator } from '../../../sidecar/replica/replicator.js';
 import type { DecisionInvalidator } from '../../../sidecar/revocation/nginx-control.js';
-import { row } from './client-row.js';
+import { row, state } from './fixtures.js';
 
 // The replicator's order of operations during a load, with the feed and nginx's control socket
 // replaced by in-memory stand-ins (the real ones are exercised by test/e2e/key-table.test.ts;
 // this moment, between a load's catch-up read and its completion, is milliseconds long there).
-
-const state = (phase: KeyTableState['phase']): KeyTableAnswer => ({
-  kind: 'state',
-  state: {
-    phase,
-    position: null,
-    records: 0,
-    full: false,
-    trustedUntil: null,
-    liveUntil: null,
-    loadSeconds: null,
-    capacityBytes: null,
-    freeBytes: null,
-  },
-});
 
 describe('a change notified while a load completes', () => {
   test('reaches nginx once the load is done, though the load did not read it', async () => {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ApiClientRow } from '../../../sidecar/clients/api-client.js';
+import type { KeyTableAnswer, KeyTableState } from '../../../sidecar/replica/nginx-key-table.js';
 
 /** A client's row as the feed reads it: a key (the SHA-256 of `secret-<id>`), nothing else set. */
 export const row = (id: number, name = `client-${id}`): ApiClientRow => ({
@@ -15,4 +16,24 @@ export const row = (id: number, name = `client-${id}`): ApiClientRow => ({
   previousKeyExpiresAt: null,
   rateLimit: null,
   permissions: null,
+});
+
+/** nginx's answer of a replica in `phase` at `position` holding `records`, nothing else known. */
+export const state = (
+  phase: KeyTableState['phase'],
+  position: string | null = null,
+  records = 0,
+): KeyTableAnswer => ({
+  kind: 'state',
+  state: {
+    phase,
+    position,
+    records,
+    full: false,
+    trustedUntil: null,
+    liveUntil: null,
+    loadSeconds: null,
+    capacityBytes: null,
+    freeBytes: null,
+  },
 });
