@@ -478,8 +478,9 @@ export class KeyTableReplicator implements FeedFollower {
   private async load(): Promise<void> {
     const started = performance.now();
     // Everything is read again: nothing is in doubt once it completes, and nothing is trusted
-    // before.
+    // before. (Changes notified during the load are queued, not doubted: no doubt to keep.)
     this.unapplied = false;
+    this.doubtedAt.clear();
     this.mirror.clear();
     const since = this.mirror.reading();
     const head = await this.feed.head();
