@@ -11,19 +11,21 @@ interface Batch {
 
 /**
  * Rows held in this sidecar and known to be current (the key table's replicator keeps them,
- * replica/subject-mirror.ts): a row, or undefined when the subject is not held or the holder is
+ * replica/client-mirror.ts): a row, or undefined when the client is not held or the holder is
  * not trusted now (then PostgreSQL is asked).
  */
 export interface HeldClients {
   heldBySubject(apiClientId: string): ApiClientRow | undefined;
+  heldById(id: number): ApiClientRow | undefined;
 }
 
 /**
- * Read path for authentication: fresh from PostgreSQL, never from a cache, so a client deleted
- * a moment ago (through any sidecar) is refused on the very next request. The one exception is
- * a bearer token's client while the key table's replica is trusted: its row is then the one the
- * replicator holds, which a change drops before nginx's decisions about the client end
- * (docs/decisions/20261128-bearer-clients-from-the-replica.md).
+ * Read path for authentication: while the key table's replica is trusted, the row the
+ * replicator holds, which a change drops before nginx's decisions about the client end: never
+ * older than what nginx's own replica decides hits with
+ * (docs/decisions/20261128-bearer-clients-from-the-replica.md,
+ * docs/decisions/20261202-api-key-clients-from-the-replica.md). Otherwise, and for a client it
+ * does not hold, fresh from PostgreSQL, never from a cache.
  * Every look-up joins a batch that is sent on the next turn of the event loop, i.e. after
  * the request arrived: one `= ANY($1)` query answers all requests of that turn, which keeps
  * the cost per request low under load without ever answering from a stale read.
@@ -37,6 +39,8 @@ export class ClientDirectory {
   ) {}
 
   byId(id: number): Promise<ApiClientRow | null> {
+    const row = this.held?.heldById(id);
+    if (row) return Promise.resolve(row);
     return this.enqueue((b) => b.ids, id);
   }
 

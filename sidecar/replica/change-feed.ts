@@ -91,7 +91,7 @@ export class ChangeFeed {
   /**
    * The rows of the clients `ids` that exist (a deleted one is absent). Whole rows, as the
    * directory reads them (client-rows.ts): nginx's record is made of some of their columns, the
-   * sidecar's mirror of bearer clients (subject-mirror.ts) keeps all of them.
+   * sidecar's mirror of clients (client-mirror.ts) keeps all of them.
    */
   async records(ids: readonly number[]): Promise<ApiClientRow[]> {
     if (ids.length === 0) return [];
@@ -114,34 +114,6 @@ export class ChangeFeed {
       yield rows.map(fromDb);
       if (rows.length < size) return;
       after = rows[rows.length - 1]!.id;
-    }
-  }
-
-  /**
-   * The rows of every client with a subject, `size` at a time, in subject order (keyset batches
-   * on the subject's unique index: a table of API-key clients costs nothing to walk).
-   */
-  async *withSubjects(size: number): AsyncGenerator<ApiClientRow[]> {
-    let after: string | null = null;
-    for (;;) {
-      // Two texts, not `$1 IS NULL OR ...`: each is a plain range on the index.
-      const result: { rows: DbRow[] } =
-        after === null
-          ? await this.db.query<DbRow>(
-              `SELECT ${COLUMNS} FROM api_clients WHERE api_client_id IS NOT NULL
-                ORDER BY api_client_id LIMIT $1`,
-              [size],
-            )
-          : await this.db.query<DbRow>(
-              `SELECT ${COLUMNS} FROM api_clients WHERE api_client_id > $1
-                ORDER BY api_client_id LIMIT $2`,
-              [after, size],
-            );
-      const rows: DbRow[] = result.rows;
-      if (rows.length === 0) return;
-      yield rows.map(fromDb);
-      if (rows.length < size) return;
-      after = rows[rows.length - 1]!.api_client_id;
     }
   }
 

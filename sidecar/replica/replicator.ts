@@ -9,6 +9,7 @@ import {
   formatPosition,
   parsePosition,
 } from './change-feed.js';
+import { ClientMirror, KEYS_MAX, SUBJECTS_MAX } from './client-mirror.js';
 import { DOUBT_RECORD, GONE_RECORD, type KeyTableRow, keyRecordBytes } from './key-record-bytes.js';
 import {
   type KeyTableAnswer,
@@ -17,7 +18,6 @@ import {
   type NginxKeyTable,
   READ_AT_ONCE,
 } from './nginx-key-table.js';
-import { SUBJECTS_MAX, SubjectMirror } from './subject-mirror.js';
 
 /**
  * `off`: nginx's configuration holds no key table; `unknown`: not known yet, or nginx could not
@@ -75,9 +75,9 @@ const MARGIN_BEATS = 10;
  * change as a new record, catches up from the replica's position after the feed was cut, and
  * tells nginx once a second that the feed is live (which renews its trust in the replica).
  * Also the invalidator every change goes through (wrap()): a change's markers, then its record.
- * Beside nginx's replica it keeps the rows of the clients that have a subject, whole, in this
- * sidecar (subject-mirror.ts): a bearer token's client is read from there while nginx's replica
- * is trusted (heldBySubject), not from PostgreSQL.
+ * Beside nginx's replica it keeps the rows of the clients, whole (up to its bounds), in this
+ * sidecar (client-mirror.ts): a bearer token's or an API key's client is read from there while
+ * nginx's replica is trusted (heldBySubject, heldById), not from PostgreSQL.
  * Never throws: a failure is logged and the next heartbeat tries again.
  */
 export class KeyTableReplicator implements FeedFollower {
@@ -104,7 +104,7 @@ export class KeyTableReplicator implements FeedFollower {
   private readonly batchSize: number;
   private pruneTimer: NodeJS.Timeout | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
-  private readonly mirror = new SubjectMirror();
+  private readonly mirror = new ClientMirror();
   /**
    * A change was notified that could not be applied (its rows not read): its ids are in doubt
    * in nginx (DOUBT_RECORD), the position stays where it is and no heartbeat renews the trust
@@ -168,10 +168,18 @@ export class KeyTableReplicator implements FeedFollower {
    * (then PostgreSQL is asked, as before).
    */
   heldBySubject(subject: string): ApiClientRow | undefined {
-    if (this.phase !== 'complete') return undefined;
+    return this.trusted() ? this.mirror.get(subject) : undefined;
+  }
+
+  /** The row of client `id` from the mirror, under the same rule as heldBySubject. */
+  heldById(id: number): ApiClientRow | undefined {
+    return this.trusted() ? this.mirror.byId(id) : undefined;
+  }
+
+  private trusted(): boolean {
+    if (this.phase !== 'complete') return false;
     const until = this.nginxState?.trustedUntil;
-    if (!until || Date.now() >= until * 1000) return undefined;
-    return this.mirror.get(subject);
+    return until !== undefined && until !== null && Date.now() < until * 1000;
   }
 
   /** An invalidator whose changes reach the replica too, after their markers. */
@@ -313,23 +321,23 @@ export class KeyTableReplicator implements FeedFollower {
   }
 
   /**
-   * Reads every client with a subject into the mirror when it holds less than all of them (a
-   * sidecar restarted beside a running nginx adopts its replica: nothing was loaded here).
+   * Reads every client into the mirror when it holds less than all of them (a sidecar restarted
+   * beside a running nginx adopts its replica: nothing was loaded here).
    */
   private async fillMirror(): Promise<void> {
     if (this.phase !== 'complete' || this.mirror.filled) return;
     const since = this.mirror.reading();
-    for await (const rows of this.feed.withSubjects(this.batchSize)) this.mirror.put(rows, since);
+    for await (const rows of this.feed.all(this.batchSize)) this.mirror.put(rows, since);
     this.mirror.filled = true;
     this.mirrorHeld();
   }
 
-  /** Says once per load or fill that the mirror could not hold every bearer client. */
+  /** Says once per load or fill that the mirror could not hold every client. */
   private mirrorHeld(): void {
     if (!this.mirror.overflowed) return;
     this.log.warn(
-      "the sidecar holds the rows of the first bearer clients only; the others' tokens are looked up in PostgreSQL",
-      { held: this.mirror.size, max: SUBJECTS_MAX },
+      'the sidecar holds the rows of the first clients only; the others are looked up in PostgreSQL',
+      { held: this.mirror.held, subjects: this.mirror.size, max: SUBJECTS_MAX, maxKeys: KEYS_MAX },
     );
   }
 

@@ -4,9 +4,12 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect } from 'node:tls';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freshDatabase } from '../support/database.js';
+import { keyTableLoaded, metricsText } from '../support/key-table.js';
 import { CLIENTS, createClient, uniqueName } from '../support/management.js';
+import { sample } from '../support/metrics-text.js';
 import { startNativeStack } from '../support/native-stack.js';
 import { apk } from '../support/sidecar.js';
 import { callStack } from '../support/stack-http.js';
@@ -19,12 +22,14 @@ import { callStack } from '../support/stack-http.js';
 type NativeStack = Awaited<ReturnType<typeof startNativeStack>>;
 let stack: NativeStack;
 let user: { id: number; token: string };
+let databaseUrl: string;
 
 beforeAll(async () => {
   const settings = join(tmpdir(), `gw-link-${randomBytes(4).toString('hex')}.yaml`);
   await writeFile(settings, 'auth_cache:\n  max_age_ms: 0\n');
+  databaseUrl = await freshDatabase();
   stack = await startNativeStack({
-    env: { DATABASE_URL: await freshDatabase(), GATEWAY_SETTINGS: settings },
+    env: { DATABASE_URL: databaseUrl, GATEWAY_SETTINGS: settings },
   });
   user = await createClient(
     stack.baseUrl,
@@ -46,6 +51,83 @@ async function frameConnections(): Promise<number> {
     .find((l) => l.startsWith('gateway_auth_frame_connections_total '));
   return Number(line?.split(' ')[1] ?? Number.NaN);
 }
+
+// While the key table's replica is trusted, an API key question is answered from the rows the
+// sidecar holds beside it, not from PostgreSQL
+// (docs/decisions/20261202-api-key-clients-from-the-replica.md); a change is seen on the next
+// request all the same. Asserted: the answers, and the auth pool's query count.
+describe('API key questions answered from the replica the sidecar holds', () => {
+  /** Queries the sidecar's auth pool ran (the /auth look-ups; also its readiness checks). */
+  const authQueries = async () =>
+    sample(
+      await metricsText(stack.gateway().metricsUrl),
+      'gateway_db_query_duration_seconds_count{pool="auth"}',
+    );
+  const client = async (name: string) =>
+    createClient(
+      stack.baseUrl,
+      stack.adminKey,
+      { name: uniqueName(name), is_admin: false, generate_api_key: true },
+      { ...(await stack.tls()), connectTo: '127.0.0.1' },
+    );
+  beforeAll(() => keyTableLoaded(stack.gateway().metricsUrl));
+
+  test("management's admin checks (asked of the sidecar every time) ask PostgreSQL nothing", async () => {
+    expect((await call(stack.adminKey, `${CLIENTS}?limit=1`)).status).toBe(200);
+    const before = await authQueries();
+    for (let i = 0; i < 20; i += 1) {
+      expect((await call(stack.adminKey, `${CLIENTS}?limit=1`)).status).toBe(200);
+    }
+    // At most one stray readiness check; before, each admin check was a query of its own.
+    expect((await authQueries()) - before).toBeLessThanOrEqual(1);
+  }, 60_000);
+
+  test('changed through the API: the next request gets the new answer', async () => {
+    const doomed = await client('doomed');
+    expect((await call(doomed.token, '/api')).status).toBe(200);
+    const gone = await callStack(stack, `${CLIENTS}/${doomed.id}`, {
+      method: 'DELETE',
+      headers: apk(stack.adminKey),
+    });
+    expect(gone.status, gone.text).toBe(200);
+    const refused = await call(doomed.token, '/api');
+    expect(refused.status).toBe(401);
+    expect((refused.json as { errors: { code: string }[] }).errors[0]!.code).toBe(
+      'INVALID_API_KEY',
+    );
+
+    const narrowed = await client('narrowed');
+    expect((await call(narrowed.token, '/api')).status).toBe(200);
+    const put = await callStack(stack, `${CLIENTS}/${narrowed.id}`, {
+      method: 'PUT',
+      headers: apk(stack.adminKey),
+      json: { permissions: [{ methods: ['GET'], path: '/elsewhere/**' }] },
+    });
+    expect(put.status, put.text).toBe(200);
+    expect((await call(narrowed.token, '/api')).status).toBe(403);
+  }, 60_000);
+
+  test('changed in PostgreSQL behind the API (the change feed): the next request after its notice', async () => {
+    const changed = await client('behind');
+    expect((await call(changed.token, '/api')).status).toBe(200);
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    try {
+      await db.query('DELETE FROM api_clients WHERE id = $1', [changed.id]);
+    } finally {
+      await db.end();
+    }
+    // The notice reaches this pair's sidecar through NOTIFY: a few milliseconds.
+    const deadline = Date.now() + 5_000;
+    let status = 0;
+    while (Date.now() < deadline) {
+      status = (await call(changed.token, '/api')).status;
+      if (status === 401) break;
+      await sleep(20);
+    }
+    expect(status).toBe(401);
+  }, 60_000);
+});
 
 describe('one connection per worker to the sidecar, shared by its requests', () => {
   test('the cache is off: this gateway asks the sidecar on every request', async () => {

@@ -57,7 +57,6 @@ class Database {
         return read;
       },
       async *all() {},
-      async *withSubjects() {},
       prune: async () => 0,
     } as unknown as ChangeFeed;
   }

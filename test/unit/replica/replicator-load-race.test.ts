@@ -21,7 +21,6 @@ describe('a change notified while a load completes', () => {
       // The load's catch-up finds nothing: the change below commits after it.
       changedSince: async () => ({ rows: [], head }),
       records: async (ids: readonly number[]) => ids.map((id) => row(id)),
-      async *withSubjects() {},
       prune: async () => 0,
     } as unknown as ChangeFeed;
 

@@ -1,26 +1,46 @@
 import { describe, expect, test } from 'vitest';
-import { SubjectMirror } from '../../../sidecar/replica/subject-mirror.js';
+import { ClientMirror } from '../../../sidecar/replica/client-mirror.js';
 import { row } from '../support/clients.js';
 
-// The sidecar's rows of bearer clients (docs/decisions/20261128-bearer-clients-from-the-replica.md):
+// The sidecar's rows of clients (docs/decisions/20261128-bearer-clients-from-the-replica.md,
+// docs/decisions/20261202-api-key-clients-from-the-replica.md):
 // what it holds must never be older than the last change notified for a client.
 
-describe('SubjectMirror', () => {
-  test('holds the whole row of a client with a subject, and nothing for one without', () => {
-    const m = new SubjectMirror();
+describe('ClientMirror', () => {
+  test('holds the whole row of each client, by subject when it has one and by id', () => {
+    const m = new ClientMirror();
     const svc = row(1, {
       apiClientId: 'svc',
       isAdmin: true,
       permissions: [{ methods: ['GET'], path: '/reports/**' }],
     });
-    m.put([svc, row(2, { secret: 's' })], m.reading());
+    const key = row(2, { secret: 's' });
+    m.put([svc, key], m.reading());
     expect(m.get('svc')).toBe(svc);
     expect(m.get('svc')?.permissions).toEqual([{ methods: ['GET'], path: '/reports/**' }]);
+    expect(m.byId(1)).toBe(svc);
+    expect(m.byId(2)).toBe(key);
+    expect(m.byId(3)).toBeUndefined();
     expect(m.size).toBe(1);
+    expect(m.held).toBe(2);
+  });
+
+  test('an API key client: a change drops it by id; a read begun before cannot put it back', () => {
+    const m = new ClientMirror();
+    m.put([row(7, { secret: 'a' })], m.reading());
+    const stale = m.reading();
+    m.drop([7]);
+    expect(m.byId(7)).toBeUndefined();
+    m.put([row(7, { secret: 'a', name: 'old' })], stale);
+    expect(m.byId(7)).toBeUndefined();
+    m.put([row(7, { secret: 'b', name: 'new' })], m.reading());
+    expect(m.byId(7)?.name).toBe('new');
+    m.gone([7], m.reading());
+    expect(m.byId(7)).toBeUndefined();
   });
 
   test('a change drops the row at once; a read begun before the change cannot put it back', () => {
-    const m = new SubjectMirror();
+    const m = new ClientMirror();
     m.put([row(1, { apiClientId: 'svc' })], m.reading());
     const stale = m.reading();
     m.drop([1]);
@@ -37,7 +57,7 @@ describe('SubjectMirror', () => {
   });
 
   test('a deletion: found gone by a fresh read, the row goes; by a stale one, it stays dropped', () => {
-    const m = new SubjectMirror();
+    const m = new ClientMirror();
     m.put([row(1, { apiClientId: 'a' }), row(2, { apiClientId: 'b' })], m.reading());
     m.gone([1], m.reading());
     expect(m.get('a')).toBeUndefined();
@@ -49,7 +69,7 @@ describe('SubjectMirror', () => {
   });
 
   test('a subject changed: the old one is no longer held, the new one is', () => {
-    const m = new SubjectMirror();
+    const m = new ClientMirror();
     m.put([row(1, { apiClientId: 'old' })], m.reading());
     m.drop([1]);
     m.put([row(1, { apiClientId: 'new' })], m.reading());
@@ -59,6 +79,7 @@ describe('SubjectMirror', () => {
     m.put([row(1, { secret: 's' })], m.reading());
     expect(m.get('new')).toBeUndefined();
     expect(m.size).toBe(0);
+    expect(m.byId(1)?.apiClientId).toBeNull();
   });
 
   test('a subject moved to another client in one change, in either order of the rows', () => {
@@ -66,12 +87,13 @@ describe('SubjectMirror', () => {
       [row(2, { apiClientId: 's' }), row(1, { secret: 'k' })],
       [row(1, { secret: 'k' }), row(2, { apiClientId: 's' })],
     ]) {
-      const m = new SubjectMirror();
+      const m = new ClientMirror();
       m.put([row(1, { apiClientId: 's' })], m.reading());
       m.drop([1, 2]);
       m.put(order, m.reading());
       expect(m.get('s')?.id).toBe(2);
       expect(m.size).toBe(1);
+      expect(m.byId(1)?.apiClientId).toBeNull();
       // Client 1's later change does not take client 2's row with it.
       m.drop([1]);
       expect(m.get('s')?.id).toBe(2);
@@ -79,7 +101,7 @@ describe('SubjectMirror', () => {
   });
 
   test('clear holds nothing and forgets it was filled', () => {
-    const m = new SubjectMirror();
+    const m = new ClientMirror();
     m.put([row(1, { apiClientId: 'a' })], m.reading());
     m.filled = true;
     m.clear();
@@ -88,9 +110,9 @@ describe('SubjectMirror', () => {
   });
 });
 
-describe('SubjectMirror bounded', () => {
+describe('ClientMirror bounded', () => {
   test('past its bound it holds no new subject (asked of PostgreSQL), but keeps changes of held ones', () => {
-    const m = new SubjectMirror(2);
+    const m = new ClientMirror(2, 0);
     m.put([row(1, { apiClientId: 'a' }), row(2, { apiClientId: 'b' })], m.reading());
     m.put([row(3, { apiClientId: 'c' })], m.reading());
     expect(m.get('c')).toBeUndefined();
@@ -102,5 +124,18 @@ describe('SubjectMirror bounded', () => {
     m.gone([1], m.reading());
     m.put([row(3, { apiClientId: 'c' })], m.reading());
     expect(m.get('c')?.id).toBe(3);
+  });
+});
+
+describe('ClientMirror bounded apart', () => {
+  test('rows without a subject have a bound of their own: they never crowd out bearer clients', () => {
+    const m = new ClientMirror(1, 2);
+    m.put([row(1, { secret: 'a' }), row(2, { secret: 'b' }), row(3, { secret: 'c' })], m.reading());
+    expect([m.byId(1), m.byId(2), m.byId(3)].map((r) => r?.id)).toEqual([1, 2, undefined]);
+    expect(m.overflowed).toBe(true);
+    m.put([row(4, { apiClientId: 's' })], m.reading());
+    expect(m.get('s')?.id).toBe(4);
+    m.put([row(5, { apiClientId: 't' })], m.reading());
+    expect(m.get('t')).toBeUndefined();
   });
 });
