@@ -1,4 +1,4 @@
-import { MAX_TEXT } from './api-client-input.js';
+import { MAX_TEXT } from './api-client.js';
 import { isKeyOf, SORTS, type Sort, type SortKey, sortField } from './client-order.js';
 
 /** Where a page starts: after or before a row's key, in one order. */

@@ -1,11 +1,11 @@
 import type { RequestHandler } from 'express';
 import type { AuditedChanges } from '../audit/audited-change.js';
 import { requestContext } from '../audit/request-context.js';
+import type { Clock } from '../clock.js';
 import { ApiError, NotFoundError, ValidationError } from '../errors/api-error.js';
 import { idParam } from '../http/numeric-id.js';
 import { formatApiKey, generateSecret } from '../keys/api-key.js';
-import type { Clock } from '../oidc/settings.js';
-import type { DecisionInvalidator } from '../revocation/nginx-control.js';
+import type { DecisionInvalidator } from '../nginx/invalidator.js';
 import type { ClientStore } from './client-store.js';
 import { parseRotate } from './rotate-input.js';
 

@@ -1,7 +1,14 @@
 import { KEY_TABLE } from '../../common/contract.js';
 import type { ApiClientRow } from '../clients/api-client.js';
 import type { Logger } from '../log.js';
-import type { DecisionInvalidator } from '../revocation/nginx-control.js';
+import type { DecisionInvalidator } from '../nginx/invalidator.js';
+import {
+  type KeyTableAnswer,
+  type KeyTableChange,
+  type KeyTableState,
+  type NginxKeyTable,
+  READ_AT_ONCE,
+} from '../nginx/key-table.js';
 import {
   CATCH_UP_MARGIN,
   type ChangeFeed,
@@ -10,13 +17,6 @@ import {
   parsePosition,
 } from './change-feed.js';
 import { DOUBT_RECORD, GONE_RECORD, type KeyTableRow, keyRecordBytes } from './key-record-bytes.js';
-import {
-  type KeyTableAnswer,
-  type KeyTableChange,
-  type KeyTableState,
-  type NginxKeyTable,
-  READ_AT_ONCE,
-} from './nginx-key-table.js';
 import { SUBJECTS_MAX, SubjectMirror } from './subject-mirror.js';
 
 /**

@@ -2,8 +2,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ApiKeyVerifier } from '../../sidecar/auth/api-key-verifier.js';
 import { Authenticator } from '../../sidecar/auth/authenticator.js';
+import { MAX_TEXT } from '../../sidecar/clients/api-client.js';
 import {
-  MAX_TEXT,
   parseCreateApiClient,
   parseUpdateApiClient,
 } from '../../sidecar/clients/api-client-input.js';
@@ -13,7 +13,7 @@ import { decodeCursor, encodeCursor, type PageCursor } from '../../sidecar/clien
 import { parseId } from '../../sidecar/http/numeric-id.js';
 import { silentLogger } from '../../sidecar/log.js';
 import { createManagementApp } from '../../sidecar/management/app.js';
-import { NO_INVALIDATOR } from '../../sidecar/revocation/nginx-control.js';
+import { NO_INVALIDATOR } from '../../sidecar/nginx/invalidator.js';
 import { directoryOf, row } from '../unit/support/clients.js';
 import { serve } from '../unit/support/serve.js';
 import { anyJson, anyText, FUZZ_TIMEOUT_MS, params } from './runs.js';
