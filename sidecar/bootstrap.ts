@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { TransactionalChanges } from './audit/audited-change.js';
-import type { ClientStore } from './clients/client-store.js';
+import type { ClientStore } from './clients/store/writes.js';
 import type { Clock } from './clock.js';
 import { formatApiKey, generateSecret } from './keys/api-key.js';
 import type { Logger } from './log.js';

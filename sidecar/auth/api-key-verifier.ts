@@ -1,6 +1,6 @@
 import { LUA_ANSWERS } from '../../common/gateway-errors.js';
-import { isExpired } from '../clients/api-client.js';
-import type { ClientDirectory } from '../clients/client-directory.js';
+import { isExpired } from '../clients/store/api-client.js';
+import type { ClientDirectory } from '../clients/store/directory.js';
 import type { Clock } from '../clock.js';
 import { hashMatches, hashSecret, parseApiKey } from '../keys/api-key.js';
 import {

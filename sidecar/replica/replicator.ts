@@ -1,5 +1,5 @@
 import { KEY_TABLE } from '../../common/contract.js';
-import type { ApiClientRow } from '../clients/api-client.js';
+import type { ApiClientRow } from '../clients/store/api-client.js';
 import type { Logger } from '../log.js';
 import type { DecisionInvalidator } from '../nginx/invalidator.js';
 import {

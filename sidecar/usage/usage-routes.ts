@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { ClientReads } from '../clients/client-reads.js';
+import type { ClientReads } from '../clients/store/reads.js';
 import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/queryable.js';
 import { NotFoundError, ValidationError } from '../errors/api-error.js';

@@ -2,14 +2,18 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ApiKeyVerifier } from '../../sidecar/auth/api-key-verifier.js';
 import { Authenticator } from '../../sidecar/auth/authenticator.js';
-import { MAX_TEXT } from '../../sidecar/clients/api-client.js';
+import {
+  decodeCursor,
+  encodeCursor,
+  type PageCursor,
+} from '../../sidecar/clients/listing/cursor.js';
+import { parseListQuery } from '../../sidecar/clients/listing/query.js';
 import {
   parseCreateApiClient,
   parseUpdateApiClient,
-} from '../../sidecar/clients/api-client-input.js';
-import { keyOf, SORTS, sortField } from '../../sidecar/clients/client-order.js';
-import { parseListQuery } from '../../sidecar/clients/list-query.js';
-import { decodeCursor, encodeCursor, type PageCursor } from '../../sidecar/clients/page-cursor.js';
+} from '../../sidecar/clients/routes/client-input.js';
+import { MAX_TEXT } from '../../sidecar/clients/store/api-client.js';
+import { keyOf, SORTS, sortField } from '../../sidecar/clients/store/order.js';
 import { parseId } from '../../sidecar/http/numeric-id.js';
 import { silentLogger } from '../../sidecar/log.js';
 import { createManagementApp } from '../../sidecar/management/app.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ApiClientRow } from '../../../sidecar/clients/api-client.js';
+import type { ApiClientRow } from '../../../sidecar/clients/store/api-client.js';
 import type { KeyTableAnswer, KeyTableState } from '../../../sidecar/nginx/key-table.js';
 
 /** A client's row as the feed reads it: a key (the SHA-256 of `secret-<id>`), nothing else set. */

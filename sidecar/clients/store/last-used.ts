@@ -1,7 +1,7 @@
-import type { Clock } from '../clock.js';
-import { SerialFlush } from '../db/serial-flush.js';
-import type { Logger } from '../log.js';
-import type { ClientStore } from './client-store.js';
+import type { Clock } from '../../clock.js';
+import { SerialFlush } from '../../db/serial-flush.js';
+import type { Logger } from '../../log.js';
+import type { ClientStore } from './writes.js';
 
 /** last_used_at is written at most this often per client (and per sidecar). */
 export const LAST_USED_INTERVAL_MS = 60_000;

@@ -1,8 +1,18 @@
 import { z } from 'zod';
-import { type Permissions, validatePermissions } from '../../common/permissions.js';
-import type { ErrorDetail } from '../errors/api-error.js';
-import { isJsonObject, issueDetails, NOT_AN_OBJECT, type Validated } from '../http/body-errors.js';
-import { MAX_TEXT, permissionsSchema, type RateLimit, rateLimitSchema } from './api-client.js';
+import { type Permissions, validatePermissions } from '../../../common/permissions.js';
+import type { ErrorDetail } from '../../errors/api-error.js';
+import {
+  isJsonObject,
+  issueDetails,
+  NOT_AN_OBJECT,
+  type Validated,
+} from '../../http/body-errors.js';
+import {
+  MAX_TEXT,
+  permissionsSchema,
+  type RateLimit,
+  rateLimitSchema,
+} from '../store/api-client.js';
 
 /**
  * Text that may be stored and later passed upstream in a header (percent-encoded): no
