@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { TransactionalChanges } from './audit/audited-change.js';
-import type { ClientStore } from './clients/client-store.js';
+import type { ClientStore } from './clients/store/writes.js';
+import type { Clock } from './clock.js';
 import { formatApiKey, generateSecret } from './keys/api-key.js';
 import type { Logger } from './log.js';
-import type { Clock } from './oidc/settings.js';
 import type { SettingsRepository } from './settings/settings.js';
 
 /** Why a start with API_KEY_CREATE=true minted no key. */

@@ -7,20 +7,20 @@ import { type AuthObserver, NO_OBSERVER } from './auth/auth-observer.js';
 import { answerOverHttp, createAuthDecider } from './auth/auth-route.js';
 import { Authenticator } from './auth/authenticator.js';
 import type { BearerVerifier } from './auth/bearer-verifier.js';
-import { ClientDirectory, type HeldClients } from './clients/client-directory.js';
-import { ClientReads } from './clients/client-reads.js';
-import { ClientStore } from './clients/client-store.js';
-import type { RecordStreams } from './clients/list-thread.js';
+import type { RecordStreams } from './clients/listing/thread.js';
+import { ClientDirectory, type HeldClients } from './clients/store/directory.js';
+import { ClientReads } from './clients/store/reads.js';
+import { ClientStore } from './clients/store/writes.js';
+import type { Clock } from './clock.js';
 import { asciiJson, INTERNAL_ERROR_BODY } from './errors/api-error.js';
 import { acceptAuthFrames } from './frames/frame-listener.js';
 import { SIDECAR_INSTANCE } from './instance.js';
 import type { Logger } from './log.js';
 import { createManagementApp } from './management/app.js';
 import type { SidecarMetrics } from './metrics/sidecar-metrics.js';
-import type { Clock } from './oidc/settings.js';
+import { type DecisionInvalidator, NO_INVALIDATOR } from './nginx/invalidator.js';
 import type { ProofGate } from './proof/proof-gate.js';
 import { countUnproven, refuseUnproven } from './proof/unproven.js';
-import { type DecisionInvalidator, NO_INVALIDATOR } from './revocation/nginx-control.js';
 import { SettingsStore } from './settings/settings-store.js';
 
 export interface SidecarParts {

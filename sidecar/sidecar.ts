@@ -3,29 +3,31 @@ import { recordAuditEvent } from './audit/audit-log.js';
 import { AuthFailureCounter } from './audit/auth-failure-counter.js';
 import { observers } from './auth/auth-observer.js';
 import { createBootstrapKeyIfAsked } from './bootstrap.js';
-import { ClientStore } from './clients/client-store.js';
-import { LastUsedRecorder } from './clients/last-used.js';
-import { ListThread } from './clients/list-thread.js';
+import { ListThread } from './clients/listing/thread.js';
+import { LastUsedRecorder } from './clients/store/last-used.js';
+import { ClientStore } from './clients/store/writes.js';
+import type { Clock } from './clock.js';
 import { DEFAULT_PROOF_FILE, type SidecarConfig } from './config.js';
 import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
 import type { Logger } from './log.js';
-import { registerKeyTableMetrics } from './metrics/key-table-metrics.js';
 import { createMetricsServer } from './metrics/metrics-server.js';
 import { registerNginxCounters } from './metrics/nginx-counters.js';
-import { checkNginx } from './metrics/nginx-readiness.js';
 import { instrumentPools } from './metrics/pool-metrics.js';
 import { checkReadiness, type Readiness } from './metrics/readiness.js';
 import { SidecarMetrics } from './metrics/sidecar-metrics.js';
-import { type Clock, readOidcSettings } from './oidc/settings.js';
+import { NginxControl } from './nginx/control.js';
+import { NO_INVALIDATOR } from './nginx/invalidator.js';
+import { NginxKeyTable } from './nginx/key-table.js';
+import { checkNginx } from './nginx/readiness.js';
+import { readOidcSettings } from './oidc/settings.js';
 import { OidcBearerVerifier } from './oidc/verifier.js';
 import { FileProofGate } from './proof/file-proof-gate.js';
 import type { ProofGate } from './proof/proof-gate.js';
 import { ChangeFeed } from './replica/change-feed.js';
-import { NginxKeyTable } from './replica/nginx-key-table.js';
+import { registerKeyTableMetrics } from './replica/key-table-metrics.js';
 import { KeyTableReplicator } from './replica/replicator.js';
 import { ChangeListener } from './revocation/change-listener.js';
-import { NginxControl, NO_INVALIDATOR } from './revocation/nginx-control.js';
 import { createSidecarServer } from './server.js';
 import { SettingsStore } from './settings/settings-store.js';
 import { UsagePruner } from './usage/usage-pruner.js';
@@ -156,7 +158,7 @@ export async function startSidecar(
       }),
   });
   const control = config.controlSocket
-    ? new NginxControl(config.controlSocket, log, metrics)
+    ? new NginxControl(config.controlSocket, log, metrics.revocationFailures)
     : null;
   // nginx's replica of the key table, kept by this sidecar: loaded when nginx has none, then
   // every change as a record (docs/decisions/20261127-key-table-replica.md). Its reads have a

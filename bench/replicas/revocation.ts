@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { API_CLIENTS_PATH as CLIENTS } from '../../sidecar/clients/api-clients-operations.js';
+import { API_CLIENTS_PATH as CLIENTS } from '../../sidecar/clients/routes/operations.js';
 import { PAIRS, type Pair, type ReplicasStack } from '../../test/support/replicas-stack.js';
 import { type Answer, Client } from '../load/client.js';
 import { percentile } from '../stats.js';

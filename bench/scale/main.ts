@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { encodeCursor } from '../../sidecar/clients/page-cursor.js';
+import { encodeCursor } from '../../sidecar/clients/listing/cursor.js';
 import { Cleanup } from '../cleanup.js';
 import { cpuMeter, type ProcessRoots } from '../cpu-split.js';
 import { Client } from '../load/client.js';

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { CONTROL, KEY_TABLE } from '../../common/contract.js';
 import { gatewayHome } from '../../native/home.js';
-import { readControlSocket } from '../../sidecar/control-socket-read.js';
+import { readControlSocket } from '../../sidecar/nginx/control-socket.js';
 
 /**
  * What the bench reads from a gateway's nginx besides its answers: the Lua counters and the key

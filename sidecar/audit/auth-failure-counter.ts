@@ -1,10 +1,10 @@
 import type { AuthObserver } from '../auth/auth-observer.js';
 import type { AuthFailure } from '../auth/decision.js';
+import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/queryable.js';
 import { SerialFlush } from '../db/serial-flush.js';
 import type { Logger } from '../log.js';
-import type { Clock } from '../oidc/settings.js';
-import type { NginxFailureSource } from '../revocation/nginx-control.js';
+import type { NginxFailureSource } from '../nginx/failures.js';
 
 const MINUTE_MS = 60_000;
 

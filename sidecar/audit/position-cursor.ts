@@ -1,5 +1,5 @@
 /**
- * Opaque cursors for the audit listings, as page-cursor.ts makes them for API clients: base64url
+ * Opaque cursors for the audit listings, as clients/listing/cursor.ts makes them for API clients: base64url
  * of a small JSON naming a position (never an offset), so rows added meanwhile never shift a
  * page. `k` says which listing made it: one listing's cursor is refused by the other.
  */

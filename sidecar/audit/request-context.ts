@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import type { Request, Response } from 'express';
 import type { AuthScheme } from '../auth/decision.js';
-import type { Identity } from '../clients/api-client.js';
+import type { Identity } from '../clients/store/api-client.js';
 import { requestIdOf } from '../request-id.js';
 import type { AuditActor, AuditEventInput } from './audit-log.js';
 

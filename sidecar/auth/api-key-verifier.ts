@@ -1,8 +1,8 @@
 import { LUA_ANSWERS } from '../../common/gateway-errors.js';
-import { isExpired } from '../clients/api-client.js';
-import type { ClientDirectory } from '../clients/client-directory.js';
+import { isExpired } from '../clients/store/api-client.js';
+import type { ClientDirectory } from '../clients/store/directory.js';
+import type { Clock } from '../clock.js';
 import { hashMatches, hashSecret, parseApiKey } from '../keys/api-key.js';
-import type { Clock } from '../oidc/settings.js';
 import {
   type AuthDecision,
   type AuthFailure,

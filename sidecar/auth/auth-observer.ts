@@ -1,4 +1,4 @@
-import type { Identity } from '../clients/api-client.js';
+import type { Identity } from '../clients/store/api-client.js';
 import type { AuthFailure } from './decision.js';
 
 /**

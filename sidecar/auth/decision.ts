@@ -1,5 +1,5 @@
 import { LUA_ANSWERS } from '../../common/gateway-errors.js';
-import type { Identity } from '../clients/api-client.js';
+import type { Identity } from '../clients/store/api-client.js';
 import type { KeyRecord } from './key-record.js';
 
 export type AuthScheme = 'apk' | 'bearer';

@@ -1,6 +1,6 @@
 import { DECISION_FROM_SIDECAR, IDENTITY_FROM_SIDECAR } from '../../common/contract.js';
 import { permissionsText } from '../../common/permissions.js';
-import type { ApiClientRow, Identity } from '../clients/api-client.js';
+import type { ApiClientRow, Identity } from '../clients/store/api-client.js';
 
 /**
  * What nginx may keep about an API key id so that it decides later requests for that id by

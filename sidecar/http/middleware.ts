@@ -1,45 +1,11 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Authenticator } from '../auth/authenticator.js';
-import { readToggles } from '../auth/method-toggles.js';
-import { refusalError } from '../auth/refusal.js';
-import {
-  ForbiddenError,
-  MethodNotAllowedError,
-  ServiceUnavailableError,
-} from '../errors/api-error.js';
+import { MethodNotAllowedError } from '../errors/api-error.js';
 import type { Logger } from '../log.js';
 import { requestIdFields } from '../request-id.js';
 
 // The stages every management request passes, in the order the application mounts them:
-// noStore, requestLog, requireAdmin, then a route group's own handlers, closed by allowOnly.
-// requireAdmin comes first in this file: the mutation run (stryker.config.mjs) mutates only its
-// lines, so re-check that range when this file changes.
-
-/**
- * The management routes check the credential themselves, through the same authenticator as
- * `/auth` (defence in depth: nginx already asked, but the sidecar never trusts that it did).
- */
-export function requireAdmin(authenticator: Authenticator): RequestHandler {
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const toggles = readToggles(req.headers);
-    let decision: Awaited<ReturnType<Authenticator['authenticate']>>;
-    try {
-      decision = await authenticator.authenticate(req.rawHeaders, toggles);
-    } catch (err) {
-      throw new ServiceUnavailableError(err);
-    }
-    if (!decision.ok) {
-      throw refusalError(decision, toggles);
-    }
-    if (!decision.identity.isAdmin) {
-      throw new ForbiddenError('The management API needs an admin credential.');
-    }
-    res.locals.identity = decision.identity;
-    // The audit trail names how the admin authenticated (sidecar/audit/request-context.ts).
-    res.locals.authMethod = decision.method;
-    next();
-  };
-}
+// noStore, requestLog, requireAdmin (sidecar/auth/require-admin.ts), then a route group's own
+// handlers, closed by allowOnly.
 
 /**
  * `Cache-Control: no-store` on every management answer, errors included, set before anything

@@ -1,11 +1,12 @@
 import express, { type Express } from 'express';
 import { auditRouter } from '../audit/audit-routes.js';
 import type { Authenticator } from '../auth/authenticator.js';
-import { type ApiClientRouteParts, apiClientsRouter } from '../clients/api-clients-routes.js';
+import { requireAdmin } from '../auth/require-admin.js';
+import { type ApiClientRouteParts, apiClientsRouter } from '../clients/routes/router.js';
 import type { Queryable } from '../db/queryable.js';
 import { NotFoundError } from '../errors/api-error.js';
 import { errorMiddleware } from '../errors/error-middleware.js';
-import { noStore, requestLog, requireAdmin } from '../http/middleware.js';
+import { noStore, requestLog } from '../http/middleware.js';
 import type { SettingsRepository } from '../settings/settings.js';
 import { settingsRouter } from '../settings/settings-routes.js';
 import { usageRouter } from '../usage/usage-routes.js';

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { packageRoot } from '../../common/package-root.js';
 import { AUDIT_OPERATIONS } from '../audit/audit-operations.js';
-import { API_CLIENT_OPERATIONS } from '../clients/api-clients-operations.js';
+import { API_CLIENT_OPERATIONS } from '../clients/routes/operations.js';
 import { errorBodySchema } from '../errors/error-schema.js';
 import { ADMIN_ERRORS, type ErrorStatus, type Operation } from '../http/operation.js';
 import { SETTINGS_OPERATIONS } from '../settings/settings-operations.js';

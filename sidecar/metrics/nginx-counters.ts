@@ -1,13 +1,7 @@
 import { Counter, Gauge } from 'prom-client';
-import { CONTROL, LUA_COUNTERS } from '../../common/contract.js';
-import { readControlSocket } from '../control-socket-read.js';
+import { LUA_COUNTERS } from '../../common/contract.js';
+import { type LuaCounters, REFUSED_COUNTER, readLuaCounters } from '../nginx/counters.js';
 import type { SidecarMetrics } from './sidecar-metrics.js';
-
-type Snapshot = Record<string, number>;
-
-const TIMEOUT_MS = 1_000;
-const MAX_BODY = 64 * 1024;
-const REFUSED = /^refused_(\d{3})$/;
 
 // A 0/1 state, not a count: exported as a gauge (promtool wants counters to end in `_total`).
 const GAUGES: ReadonlySet<string> = new Set(['module_off']);
@@ -36,11 +30,11 @@ const NAMES: Record<keyof typeof LUA_COUNTERS, string> = {
  * `gateway_nginx_up` is 0; nginx's counters restart from 0 with nginx (a counter reset).
  */
 export function registerNginxCounters(metrics: SidecarMetrics, socketPath: string): void {
-  let last: Snapshot = {};
-  let inflight: Promise<Snapshot | null> | null = null;
+  let last: LuaCounters = {};
+  let inflight: Promise<LuaCounters | null> | null = null;
   // Every counter below reads the same answer: one request to nginx per scrape.
-  const read = (): Promise<Snapshot | null> => {
-    inflight ??= fetchCounters(socketPath).finally(() => {
+  const read = (): Promise<LuaCounters | null> => {
+    inflight ??= readLuaCounters(socketPath).finally(() => {
       inflight = null;
     });
     return inflight;
@@ -88,32 +82,9 @@ export function registerNginxCounters(metrics: SidecarMetrics, socketPath: strin
       const snapshot = (await read()) ?? last;
       this.reset();
       for (const [key, value] of Object.entries(snapshot)) {
-        const status = REFUSED.exec(key)?.[1];
+        const status = REFUSED_COUNTER.exec(key)?.[1];
         if (status) this.inc({ status }, value);
       }
     },
   });
-}
-
-/** The control socket's counters, or null when nginx does not answer with them. */
-async function fetchCounters(socketPath: string): Promise<Snapshot | null> {
-  const answer = await readControlSocket(socketPath, CONTROL.metrics, 'GET', TIMEOUT_MS, MAX_BODY);
-  return answer?.status === 200 ? parseCounters(answer.text) : null;
-}
-
-/** Only non-negative finite numbers under known or refusal keys count; anything else is dropped. */
-export function parseCounters(text: string): Snapshot | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return null;
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
-  const out: Snapshot = {};
-  for (const [key, n] of Object.entries(value)) {
-    const known = key in NAMES || REFUSED.test(key);
-    if (known && typeof n === 'number' && Number.isFinite(n) && n >= 0) out[key] = n;
-  }
-  return out;
 }

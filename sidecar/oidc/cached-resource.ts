@@ -1,4 +1,4 @@
-import type { Clock } from './settings.js';
+import type { Clock } from '../clock.js';
 
 export interface CachePolicy {
   now: Clock;

@@ -1,8 +1,5 @@
 import { readFileSync } from 'node:fs';
 
-/** Milliseconds since the epoch; injectable so tests can move time instead of sleeping. */
-export type Clock = () => number;
-
 /**
  * How the sidecar talks to OpenID Connect providers. nginx says *which* provider per request
  * (discovery URL, ssl_verify...); these settings are the sidecar's own, from its environment,

@@ -2,9 +2,9 @@ import type { JWTPayload } from 'jose';
 import type { BearerVerifier } from '../auth/bearer-verifier.js';
 import { type AuthDecision, expiredRefusal, refuse, validUntil } from '../auth/decision.js';
 import type { OidcOptions } from '../auth/method-toggles.js';
-import { isExpired } from '../clients/api-client.js';
-import { MAX_TEXT } from '../clients/api-client-input.js';
-import type { ClientDirectory } from '../clients/client-directory.js';
+import { isExpired, MAX_TEXT } from '../clients/store/api-client.js';
+import type { ClientDirectory } from '../clients/store/directory.js';
+import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { SidecarMetrics } from '../metrics/sidecar-metrics.js';
 import { algorithmRefusal } from './algorithms.js';
@@ -13,7 +13,7 @@ import { OidcError } from './errors.js';
 import { readHeader, verifyJws } from './jws.js';
 import { ProviderRegistry } from './provider.js';
 import { ProviderHttp } from './provider-http.js';
-import type { Clock, OidcSettings } from './settings.js';
+import type { OidcSettings } from './settings.js';
 import { describeTokenError } from './token-errors.js';
 
 /** Far above any real JWT; refusing bigger ones early keeps parsing cheap. */

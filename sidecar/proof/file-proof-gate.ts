@@ -2,8 +2,8 @@ import { readFile } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import { SIDECAR_PROOF } from '../../common/contract.js';
 import { parseProofFile } from '../../common/sidecar-proof.js';
+import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
-import type { Clock } from '../oidc/settings.js';
 import type { ProofGate, ProofVerdict } from './proof-gate.js';
 import { sameProof } from './same-proof.js';
 

@@ -1,5 +1,5 @@
-import type { ApiClientRow } from '../clients/api-client.js';
-import { COLUMNS, type DbRow, fromDb } from '../clients/client-rows.js';
+import type { ApiClientRow } from '../clients/store/api-client.js';
+import { COLUMNS, type DbRow, fromDb } from '../clients/store/rows.js';
 import type { Queryable } from '../db/queryable.js';
 
 /**
@@ -90,7 +90,7 @@ export class ChangeFeed {
 
   /**
    * The rows of the clients `ids` that exist (a deleted one is absent). Whole rows, as the
-   * directory reads them (client-rows.ts): nginx's record is made of some of their columns, the
+   * directory reads them (clients/store/rows.ts): nginx's record is made of some of their columns, the
    * sidecar's mirror of clients (client-mirror.ts) keeps all of them.
    */
   async records(ids: readonly number[]): Promise<ApiClientRow[]> {

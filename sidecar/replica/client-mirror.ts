@@ -1,4 +1,4 @@
-import type { ApiClientRow } from '../clients/api-client.js';
+import type { ApiClientRow } from '../clients/store/api-client.js';
 
 /**
  * The most rows of clients with a subject held: a row is about 520 bytes of heap (measured with

@@ -1,6 +1,6 @@
 import { KEY_RECORD } from '../../common/contract.js';
 import { permissionsText } from '../../common/permissions.js';
-import type { ApiClientRow } from '../clients/api-client.js';
+import type { ApiClientRow } from '../clients/store/api-client.js';
 
 /** The columns of a client that its key record in nginx's replica holds. */
 export type KeyTableRow = Pick<

@@ -3,10 +3,10 @@ import pg from 'pg';
 import { BEAT_NOTICE_PREFIX, CLIENT_CHANGES_CHANNEL } from '../../common/contract.js';
 import type { Logger } from '../log.js';
 import type { SidecarMetrics } from '../metrics/sidecar-metrics.js';
+import type { DecisionInvalidator } from '../nginx/invalidator.js';
 import type { FeedPosition } from '../replica/change-feed.js';
 import type { FeedFollower } from '../replica/replicator.js';
 import { type ChangeNotice, parseBeatNotice, parseChangeNotice } from './change-notice.js';
-import type { DecisionInvalidator } from './nginx-control.js';
 
 export interface ChangeListenerOptions {
   databaseUrl: string;

@@ -1,6 +1,6 @@
+import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/queryable.js';
 import type { Logger } from '../log.js';
-import type { Clock } from '../oidc/settings.js';
 
 const DAY_MS = 86_400_000;
 

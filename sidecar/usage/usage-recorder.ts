@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/queryable.js';
 import { SerialFlush } from '../db/serial-flush.js';
 import type { Logger } from '../log.js';
-import type { UsageCount, UsageSource } from './usage-counts.js';
+import type { UsageCount, UsageSource } from '../nginx/usage-counts.js';
 
 const MINUTE_MS = 60_000;
 

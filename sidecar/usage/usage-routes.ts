@@ -1,10 +1,10 @@
 import { Router } from 'express';
-import type { ClientReads } from '../clients/client-reads.js';
+import type { ClientReads } from '../clients/store/reads.js';
+import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/queryable.js';
 import { NotFoundError, ValidationError } from '../errors/api-error.js';
 import { idParam } from '../http/numeric-id.js';
 import { closePaths, mount } from '../http/route-table.js';
-import type { Clock } from '../oidc/settings.js';
 import { USAGE_OPERATIONS as OPS } from './usage-operations.js';
 import { parseUsageQuery } from './usage-query.js';
 import { readUsage } from './usage-reader.js';

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CONTROL } from '../../common/contract.js';
 import { gatewayHome } from '../../native/home.js';
-import { readControlSocket } from '../../sidecar/control-socket-read.js';
+import { readControlSocket } from '../../sidecar/nginx/control-socket.js';
 import { freshDatabase, statisticsReported } from '../support/database.js';
 import { learntRecordsSettings } from '../support/key-table.js';
 import { createClient, uniqueName } from '../support/management.js';

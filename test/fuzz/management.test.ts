@@ -3,17 +3,21 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ApiKeyVerifier } from '../../sidecar/auth/api-key-verifier.js';
 import { Authenticator } from '../../sidecar/auth/authenticator.js';
 import {
-  MAX_TEXT,
+  decodeCursor,
+  encodeCursor,
+  type PageCursor,
+} from '../../sidecar/clients/listing/cursor.js';
+import { parseListQuery } from '../../sidecar/clients/listing/query.js';
+import {
   parseCreateApiClient,
   parseUpdateApiClient,
-} from '../../sidecar/clients/api-client-input.js';
-import { keyOf, SORTS, sortField } from '../../sidecar/clients/client-order.js';
-import { parseListQuery } from '../../sidecar/clients/list-query.js';
-import { decodeCursor, encodeCursor, type PageCursor } from '../../sidecar/clients/page-cursor.js';
+} from '../../sidecar/clients/routes/client-input.js';
+import { MAX_TEXT } from '../../sidecar/clients/store/api-client.js';
+import { keyOf, SORTS, sortField } from '../../sidecar/clients/store/order.js';
 import { parseId } from '../../sidecar/http/numeric-id.js';
 import { silentLogger } from '../../sidecar/log.js';
 import { createManagementApp } from '../../sidecar/management/app.js';
-import { NO_INVALIDATOR } from '../../sidecar/revocation/nginx-control.js';
+import { NO_INVALIDATOR } from '../../sidecar/nginx/invalidator.js';
 import { directoryOf, row } from '../unit/support/clients.js';
 import { serve } from '../unit/support/serve.js';
 import { anyJson, anyText, FUZZ_TIMEOUT_MS, params } from './runs.js';

@@ -17,6 +17,69 @@ const PARTS = [
   'testcontainers',
   'console/js',
 ];
+/**
+ * The sidecar's rooms from the ground up (docs/architecture.md, "The sidecar's rooms"): a file
+ * imports from its own room and the rooms before it, never from one after it. A room is a
+ * folder or a file; a file belongs to the longest one that holds it.
+ */
+const SIDECAR_ROOMS: readonly string[] = [
+  'common',
+  // The ground floor: what every room may use.
+  'sidecar/log.ts',
+  'sidecar/clock.ts',
+  'sidecar/instance.ts',
+  'sidecar/request-id.ts',
+  'sidecar/nginx',
+  // Storage and the HTTP plumbing.
+  'sidecar/db',
+  'sidecar/errors',
+  'sidecar/http',
+  'sidecar/keys',
+  'sidecar/metrics',
+  // The API clients' rows, and nginx's replica of them.
+  'sidecar/clients/store',
+  'sidecar/replica',
+  // Deciding a request.
+  'sidecar/proof',
+  'sidecar/auth',
+  'sidecar/oidc',
+  'sidecar/frames',
+  'sidecar/revocation',
+  // What decisions and changes leave behind, and the management routes over them.
+  'sidecar/audit',
+  'sidecar/usage',
+  'sidecar/clients/listing',
+  'sidecar/clients/routes',
+  'sidecar/settings',
+  'sidecar/management',
+  // The wiring: configuration, start-up, the server.
+  'sidecar',
+];
+
+/** The room of a file (a path relative to the root), or null outside the sidecar's rooms. */
+function roomOf(file: string): number | null {
+  let best: number | null = null;
+  SIDECAR_ROOMS.forEach((room, i) => {
+    const holds = file === room || file.startsWith(`${room}/`);
+    if (holds && (best === null || room.length > SIDECAR_ROOMS[best]!.length)) best = i;
+  });
+  return best;
+}
+
+/** Imports from a room to a room after it in SIDECAR_ROOMS, as `from → to`. */
+function upwardImports(graph: Map<string, string[]>): string[] {
+  const found: string[] = [];
+  for (const [from, targets] of graph) {
+    const own = roomOf(from);
+    if (own === null) continue;
+    for (const to of targets) {
+      const theirs = roomOf(to);
+      if (theirs !== null && theirs > own) found.push(`${from} → ${to}`);
+    }
+  }
+  return found;
+}
+
 const IMPORT = /^\s*(?:import|export)\b[^'";]*?from\s+['"](\.{1,2}\/[^'"]+)['"]/gm;
 
 function sources(dir: string): string[] {
@@ -92,6 +155,33 @@ describe('imports', () => {
     expect(files.length).toBeGreaterThan(200);
     const found = circles(importGraph(files)).map((c) => c.map((f) => relative(ROOT, f)));
     expect(found).toEqual([]);
+  });
+
+  test("no sidecar room imports a room above it (SIDECAR_ROOMS' order)", () => {
+    const files = ['sidecar', 'common'].flatMap((part) => sources(join(ROOT, part)));
+    const graph = new Map(
+      [...importGraph(files)].map(([file, targets]) => [
+        relative(ROOT, file),
+        targets.map((t) => relative(ROOT, t)),
+      ]),
+    );
+    for (const file of graph.keys()) expect(roomOf(file), file).not.toBeNull();
+    expect(upwardImports(graph)).toEqual([]);
+  });
+
+  test('an import from the ground floor up, or across to a later room, is found', () => {
+    const graph = new Map([
+      ['sidecar/nginx/control.ts', ['sidecar/log.ts', 'sidecar/metrics/sidecar-metrics.ts']],
+      ['sidecar/auth/decision.ts', ['sidecar/clients/store/api-client.ts']],
+      ['sidecar/clients/store/last-used.ts', ['sidecar/auth/auth-observer.ts']],
+      ['sidecar/sidecar.ts', ['sidecar/management/app.ts']],
+      ['common/contract.ts', ['sidecar/log.ts']],
+    ]);
+    expect(upwardImports(graph)).toEqual([
+      'sidecar/nginx/control.ts → sidecar/metrics/sidecar-metrics.ts',
+      'sidecar/clients/store/last-used.ts → sidecar/auth/auth-observer.ts',
+      'common/contract.ts → sidecar/log.ts',
+    ]);
   });
 
   test('the search finds a circle of two, of three, and a file importing itself', () => {

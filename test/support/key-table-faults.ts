@@ -1,7 +1,7 @@
 import { Agent } from 'node:https';
-import { join } from 'node:path';
 import pg from 'pg';
-import { http } from './http.js';
+import { gatewayHome } from '../../native/home.js';
+import { NginxKeyTable } from '../../sidecar/nginx/index.js';
 import { keyTableLoaded } from './key-table.js';
 import { CLIENTS, createClient, uniqueName } from './management.js';
 import type { startNativeStack } from './native-stack.js';
@@ -235,15 +235,12 @@ export async function heldRecords(
   stack: NativeStack,
   ids: number[],
 ): Promise<Map<number, string | false>> {
+  const table = new NginxKeyTable(gatewayHome(stack.home).controlSocket);
   const out = new Map<number, string | false>();
   for (let i = 0; i < ids.length; i += 500) {
-    const chunk = ids.slice(i, i + 500);
-    const res = await http(`http://nginx/key-table?ids=${chunk.join(',')}`, {
-      socketPath: join(stack.home, 'run/nginx-control.sock'),
-    });
-    if (res.status !== 200) throw new Error(`the control socket answered ${res.status}`);
-    const records = (res.json as { records: Record<string, string | false> }).records;
-    for (const id of chunk) out.set(id, records[String(id)] ?? false);
+    const held = await table.held(ids.slice(i, i + 500));
+    if (!held) throw new Error("the control socket did not answer with the replica's records");
+    for (const [id, record] of held) out.set(id, record);
   }
   return out;
 }

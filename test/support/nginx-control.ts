@@ -1,25 +1,23 @@
-import { join } from 'node:path';
-import { CONTROL } from '../../common/contract.js';
-import { http } from './http.js';
+import { gatewayHome } from '../../native/home.js';
+import { readControlSocket, readLuaCounters } from '../../sidecar/nginx/index.js';
 
-/** nginx's control socket in a native gateway's home (unix socket, never the public port). */
-const socketOf = (home: string) => join(home, 'run/nginx-control.sock');
+// The sidecar's own client of nginx's control socket (sidecar/nginx/), pointed at the socket of
+// a native gateway's home: what the tests send and read there is what the sidecar does.
+
+const socketOf = (home: string) => gatewayHome(home).controlSocket;
 
 /** A POST to nginx's control socket, as the sidecar sends one (`/invalidate` with row ids...). */
 export async function controlPost(home: string, path: string, body = ''): Promise<number> {
-  const res = await http(`http://nginx${path}`, {
-    method: 'POST',
-    body,
-    socketPath: socketOf(home),
-  });
-  return res.status;
+  const answer = await readControlSocket(socketOf(home), path, 'POST', 10_000, 1024 * 1024, body);
+  if (!answer) throw new Error(`nginx's control socket did not answer POST ${path}`);
+  return answer.status;
 }
 
 /** The Lua side's counters in nginx's shared dict (the control socket's /metrics). */
 export async function luaCounters(home: string): Promise<Record<string, number>> {
-  const res = await http(`http://nginx${CONTROL.metrics}`, { socketPath: socketOf(home) });
-  if (res.status !== 200) throw new Error(`nginx's control /metrics answered ${res.status}`);
-  return res.json as Record<string, number>;
+  const counters = await readLuaCounters(socketOf(home), 10_000);
+  if (!counters) throw new Error("nginx's control /metrics did not answer with its counters");
+  return counters;
 }
 
 /** The hits the nginx module passed so far (module_hit: its own count of its "yes"). */

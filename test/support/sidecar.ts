@@ -1,5 +1,5 @@
+import type { Clock } from '../../sidecar/clock.js';
 import { type Logger, silentLogger } from '../../sidecar/log.js';
-import type { Clock } from '../../sidecar/oidc/settings.js';
 import { type RunningSidecar, startSidecar } from '../../sidecar/sidecar.js';
 import { STAND_IN_FOR_NGINX } from './nginx-stand-in.js';
 

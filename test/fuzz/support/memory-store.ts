@@ -1,21 +1,21 @@
 import type { AuditEventInput } from '../../../sidecar/audit/audit-log.js';
 import type { AuditedChanges } from '../../../sidecar/audit/audited-change.js';
-import { type ApiClientRow, toRecord } from '../../../sidecar/clients/api-client.js';
+import { type ApiClientRow, toRecord } from '../../../sidecar/clients/store/api-client.js';
 import {
   isDescending,
   keyOf,
   type Sort,
   type SortKey,
   sortField,
-} from '../../../sidecar/clients/client-order.js';
-import type { Page, PageRequest, RecordBatch } from '../../../sidecar/clients/client-reads.js';
+} from '../../../sidecar/clients/store/order.js';
+import type { Page, PageRequest, RecordBatch } from '../../../sidecar/clients/store/reads.js';
 import type {
   ClientChanges,
   ClientStore,
   CreateOutcome,
   NewApiClient,
   UpdateOutcome,
-} from '../../../sidecar/clients/client-store.js';
+} from '../../../sidecar/clients/store/writes.js';
 import type { Queryable } from '../../../sidecar/db/queryable.js';
 
 /** Compares sort keys element by element, as PostgreSQL compares the row (false < true). */

@@ -3,7 +3,7 @@ import { request, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { CONTROL } from '../../../common/contract.js';
 import { silentLogger } from '../../../sidecar/log.js';
-import { NginxControl } from '../../../sidecar/revocation/nginx-control.js';
+import { NginxControl } from '../../../sidecar/nginx/control.js';
 import { type GatewayUnderTest, startGateway } from './support/gateway-harness.js';
 import { https } from './support/https-client.js';
 import type { SeenRequest } from './support/stub-server.js';

@@ -6,11 +6,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CONTROL } from '../../../common/contract.js';
 import { silentLogger } from '../../../sidecar/log.js';
+import { NginxControl } from '../../../sidecar/nginx/control.js';
+import type { DecisionInvalidator } from '../../../sidecar/nginx/invalidator.js';
 import { ChangeListener } from '../../../sidecar/revocation/change-listener.js';
-import {
-  type DecisionInvalidator,
-  NginxControl,
-} from '../../../sidecar/revocation/nginx-control.js';
 import { freshDatabase } from '../../support/database.js';
 import { http } from '../../support/http.js';
 import { CLIENTS, createClient, uniqueName } from '../../support/management.js';

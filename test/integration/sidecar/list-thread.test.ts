@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
-import { LISTING_NICENESS, ListThread } from '../../../sidecar/clients/list-thread.js';
+import { LISTING_NICENESS, ListThread } from '../../../sidecar/clients/listing/thread.js';
 import { isConnectionError } from '../../../sidecar/db/pool.js';
 import { silentLogger } from '../../../sidecar/log.js';
 import { freshDatabase } from '../../support/database.js';
@@ -10,7 +10,7 @@ import { CLIENTS } from '../../support/management.js';
 import { apk, startTestSidecar, type TestSidecar } from '../../support/sidecar.js';
 
 /**
- * The listing thread (sidecar/clients/list-thread.ts): whole listings read and serialised off
+ * The listing thread (sidecar/clients/listing/thread.ts): whole listings read and serialised off
  * the main thread, at a lower priority. What the listing holds is list-stream.test.ts's; this
  * is what the thread adds: where it runs, and how a listing ends when the thread cannot go on.
  */

@@ -2,10 +2,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { migrate } from '../../../sidecar/db/migrate.js';
 import { silentLogger } from '../../../sidecar/log.js';
+import type { DecisionInvalidator } from '../../../sidecar/nginx/invalidator.js';
 import type { FeedPosition } from '../../../sidecar/replica/change-feed.js';
 import type { FeedFollower } from '../../../sidecar/replica/replicator.js';
 import { ChangeListener } from '../../../sidecar/revocation/change-listener.js';
-import type { DecisionInvalidator } from '../../../sidecar/revocation/nginx-control.js';
 import { freshDatabase } from '../../support/database.js';
 import {
   type NotificationDropper,

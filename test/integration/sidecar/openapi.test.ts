@@ -7,7 +7,7 @@ import { expressPath } from '../../../sidecar/http/operation.js';
 import { silentLogger } from '../../../sidecar/log.js';
 import { createManagementApp } from '../../../sidecar/management/app.js';
 import { COMMITTED_DOCUMENT, documentText } from '../../../sidecar/management/openapi-document.js';
-import { NO_INVALIDATOR } from '../../../sidecar/revocation/nginx-control.js';
+import { NO_INVALIDATOR } from '../../../sidecar/nginx/invalidator.js';
 import { freshDatabase } from '../../support/database.js';
 import { http } from '../../support/http.js';
 import { CLIENTS, createClient } from '../../support/management.js';

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Queryable } from '../../../sidecar/db/queryable.js';
 import { silentLogger } from '../../../sidecar/log.js';
-import type { UsageCount } from '../../../sidecar/usage/usage-counts.js';
+import type { UsageCount } from '../../../sidecar/nginx/usage-counts.js';
 import { UsagePruner } from '../../../sidecar/usage/usage-pruner.js';
 import { UsageRecorder } from '../../../sidecar/usage/usage-recorder.js';
 import { freshDatabase } from '../../support/database.js';

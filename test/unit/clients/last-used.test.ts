@@ -3,7 +3,7 @@ import {
   LAST_USED_FLUSH_MS,
   LAST_USED_INTERVAL_MS,
   LastUsedRecorder,
-} from '../../../sidecar/clients/last-used.js';
+} from '../../../sidecar/clients/store/last-used.js';
 import { recordingLogger } from '../support/serve.js';
 
 /** A store that keeps each batch it is asked to write, and fails while `failing` is set. */

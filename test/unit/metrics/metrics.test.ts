@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { DEFAULT_METRICS_LISTEN, parseMetricsListen } from '../../../sidecar/config.js';
-import { parseCounters } from '../../../sidecar/metrics/nginx-counters.js';
 import { SidecarMetrics } from '../../../sidecar/metrics/sidecar-metrics.js';
+import { parseCounters } from '../../../sidecar/nginx/counters.js';
 import { ProviderHttp } from '../../../sidecar/oidc/provider-http.js';
 import { serve } from '../support/serve.js';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { ApiClientRow } from '../../../sidecar/clients/api-client.js';
-import type { KeyTableAnswer, KeyTableState } from '../../../sidecar/replica/nginx-key-table.js';
+import type { ApiClientRow } from '../../../sidecar/clients/store/api-client.js';
+import type { KeyTableAnswer, KeyTableState } from '../../../sidecar/nginx/key-table.js';
 
 /** A client's row as the feed reads it: a key (the SHA-256 of `secret-<id>`), nothing else set. */
 export const row = (id: number, name = `client-${id}`): ApiClientRow => ({

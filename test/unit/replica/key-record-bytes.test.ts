@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { KEY_RECORD } from '../../../common/contract.js';
+import { applyBody, parseKeyTableState } from '../../../sidecar/nginx/key-table.js';
 import { formatPosition, parsePosition } from '../../../sidecar/replica/change-feed.js';
 import { type KeyTableRow, keyRecordBytes } from '../../../sidecar/replica/key-record-bytes.js';
-import { applyBody, parseKeyTableState } from '../../../sidecar/replica/nginx-key-table.js';
 
 // The writer of the key table's records; test/lua/cases/key_table.lua reads the same bytes.
 const H1 = Buffer.alloc(32, 1);

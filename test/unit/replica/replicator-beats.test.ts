@@ -1,19 +1,19 @@
 import { describe, expect, test } from 'vitest';
 import { silentLogger } from '../../../sidecar/log.js';
+import type { DecisionInvalidator } from '../../../sidecar/nginx/invalidator.js';
+import type {
+  ApplyOptions,
+  KeyTableAnswer,
+  KeyTableChange,
+  NginxKeyTable,
+} from '../../../sidecar/nginx/key-table.js';
 import type { ChangeFeed, FeedHead } from '../../../sidecar/replica/change-feed.js';
 import {
   DOUBT_RECORD,
   GONE_RECORD,
   keyRecordBytes,
 } from '../../../sidecar/replica/key-record-bytes.js';
-import type {
-  ApplyOptions,
-  KeyTableAnswer,
-  KeyTableChange,
-  NginxKeyTable,
-} from '../../../sidecar/replica/nginx-key-table.js';
 import { KeyTableReplicator } from '../../../sidecar/replica/replicator.js';
-import type { DecisionInvalidator } from '../../../sidecar/revocation/nginx-control.js';
 import { row, state } from './fixtures.js';
 
 // What a heartbeat checks before it moves the position, and a row read before a doubt, with

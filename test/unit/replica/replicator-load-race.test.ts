@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import { silentLogger } from '../../../sidecar/log.js';
+import type { DecisionInvalidator } from '../../../sidecar/nginx/invalidator.js';
+import type { KeyTableChange, NginxKeyTable } from '../../../sidecar/nginx/key-table.js';
 import type { ChangeFeed, FeedHead } from '../../../sidecar/replica/change-feed.js';
-import type { KeyTableChange, NginxKeyTable } from '../../../sidecar/replica/nginx-key-table.js';
 import { KeyTableReplicator } from '../../../sidecar/replica/replicator.js';
-import type { DecisionInvalidator } from '../../../sidecar/revocation/nginx-control.js';
 import { row, state } from './fixtures.js';
 
 // The replicator's order of operations during a load, with the feed and nginx's control socket

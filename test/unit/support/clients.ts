@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Permissions } from '../../../common/permissions.js';
-import type { ApiClientRow } from '../../../sidecar/clients/api-client.js';
+import type { ApiClientRow } from '../../../sidecar/clients/store/api-client.js';
 
 /**
  * SHA-256 by node:crypto directly, not by the module under test: rows are built when test files

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { parseUsageCounts } from '../../../sidecar/usage/usage-counts.js';
+import { parseUsageCounts } from '../../../sidecar/nginx/usage-counts.js';
 
 // nginx's usage report (lua/gateway/usage.lua's drain): sections of a kind and a start, each
 // followed by a batch's lines as a worker wrote them.

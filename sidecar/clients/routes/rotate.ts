@@ -1,12 +1,12 @@
 import type { RequestHandler } from 'express';
-import type { AuditedChanges } from '../audit/audited-change.js';
-import { requestContext } from '../audit/request-context.js';
-import { ApiError, NotFoundError, ValidationError } from '../errors/api-error.js';
-import { idParam } from '../http/numeric-id.js';
-import { formatApiKey, generateSecret } from '../keys/api-key.js';
-import type { Clock } from '../oidc/settings.js';
-import type { DecisionInvalidator } from '../revocation/nginx-control.js';
-import type { ClientStore } from './client-store.js';
+import type { AuditedChanges } from '../../audit/audited-change.js';
+import { requestContext } from '../../audit/request-context.js';
+import type { Clock } from '../../clock.js';
+import { ApiError, NotFoundError, ValidationError } from '../../errors/api-error.js';
+import { idParam } from '../../http/numeric-id.js';
+import { formatApiKey, generateSecret } from '../../keys/api-key.js';
+import type { DecisionInvalidator } from '../../nginx/invalidator.js';
+import type { ClientStore } from '../store/writes.js';
 import { parseRotate } from './rotate-input.js';
 
 /** A client that authenticates by bearer token only has no secret to rotate. */
@@ -21,7 +21,7 @@ class NoApiKeyError extends ApiError {
   }
 }
 
-/** What a rotation works with: a part of the API client routes' (api-clients-routes.ts). */
+/** What a rotation works with: a part of the API client routes' (router.ts). */
 export interface RotateParts {
   store: ClientStore;
   invalidator: DecisionInvalidator;

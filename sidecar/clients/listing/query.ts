@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { ErrorDetail } from '../errors/api-error.js';
-import type { Validated } from '../http/body-errors.js';
-import { parseId } from '../http/numeric-id.js';
-import { SORTS, type Sort } from './client-order.js';
-import { decodeCursor, type PageCursor } from './page-cursor.js';
+import type { ErrorDetail } from '../../errors/api-error.js';
+import type { Validated } from '../../http/body-errors.js';
+import { parseId } from '../../http/numeric-id.js';
+import { SORTS, type Sort } from '../store/order.js';
+import { decodeCursor, type PageCursor } from './cursor.js';
 
 export interface ListQuery {
   sort: Sort;

@@ -1,6 +1,6 @@
 import { Counter } from 'prom-client';
-import type { ReplicaStatus } from '../replica/replicator.js';
-import { type SidecarMetrics, scrapedGauge } from './sidecar-metrics.js';
+import { type SidecarMetrics, scrapedGauge } from '../metrics/sidecar-metrics.js';
+import type { ReplicaStatus } from './replica-state.js';
 
 const PHASES = ['off', 'unknown', 'loading', 'complete'] as const;
 

@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { isJsonObject, issueDetails, NOT_AN_OBJECT, type Validated } from '../http/body-errors.js';
+import {
+  isJsonObject,
+  issueDetails,
+  NOT_AN_OBJECT,
+  type Validated,
+} from '../../http/body-errors.js';
 
 /** The longest grace period a rotation may give the old secret: 7 days. */
 export const MAX_GRACE_PERIOD_SECONDS = 604_800;

@@ -1,9 +1,9 @@
 import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { createPool } from '../db/pool.js';
-import type { Logger } from '../log.js';
-import { ClientReads, type RecordBatch } from './client-reads.js';
-import type { FromListWorker, ListLogLine, ToListWorker } from './list-messages.js';
+import { createPool } from '../../db/pool.js';
+import type { Logger } from '../../log.js';
+import { ClientReads, type RecordBatch } from '../store/reads.js';
+import type { FromListWorker, ListLogLine, ToListWorker } from './messages.js';
 
 /**
  * The listing thread: whole listings are read and serialised here, in an isolate of its own,
@@ -21,7 +21,7 @@ export interface ListWorkerData {
 const LOWEST_PRIORITY = 19;
 
 const port = parentPort;
-if (!port) throw new Error('list-worker.js runs only as a worker thread');
+if (!port) throw new Error('listing/worker.js runs only as a worker thread');
 const data = workerData as ListWorkerData;
 
 /** Lines go to the main thread's logger, which knows the level and where lines go. */

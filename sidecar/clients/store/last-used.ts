@@ -1,8 +1,7 @@
-import type { AuthObserver } from '../auth/auth-observer.js';
-import { SerialFlush } from '../db/serial-flush.js';
-import type { Logger } from '../log.js';
-import type { Clock } from '../oidc/settings.js';
-import type { ClientStore } from './client-store.js';
+import type { Clock } from '../../clock.js';
+import { SerialFlush } from '../../db/serial-flush.js';
+import type { Logger } from '../../log.js';
+import type { ClientStore } from './writes.js';
 
 /** last_used_at is written at most this often per client (and per sidecar). */
 export const LAST_USED_INTERVAL_MS = 60_000;
@@ -22,7 +21,9 @@ export const LAST_USED_FLUSH_MS = 1_000;
  * `auth_cache.max_age_ms` (30 s): a client in use is seen here at least that often, so
  * last_used_at is late by at most a minute and a half.
  */
-export class LastUsedRecorder implements AuthObserver {
+// An AuthObserver (sidecar/auth/auth-observer.ts) by its shape, not by name: the client store sits
+// below auth, which reads clients from it.
+export class LastUsedRecorder {
   /** Client id → when this sidecar last wrote (or queued) it. Entries older than a minute go. */
   private readonly written = new Map<number, number>();
   private pending = new Set<number>();

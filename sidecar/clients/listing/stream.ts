@@ -1,10 +1,10 @@
 import { once } from 'node:events';
 import type { Response } from 'express';
-import type { Logger } from '../log.js';
-import type { Sort, SortKey } from './client-order.js';
-import type { ClientReads } from './client-reads.js';
-import type { RecordStreams } from './list-thread.js';
-import { encodeCursor, type PageCursor } from './page-cursor.js';
+import type { Logger } from '../../log.js';
+import type { Sort, SortKey } from '../store/order.js';
+import type { ClientReads } from '../store/reads.js';
+import { encodeCursor, type PageCursor } from './cursor.js';
+import type { RecordStreams } from './thread.js';
 
 /**
  * Rows per database query while a whole listing streams: about 80 KB of JSON (records of about

@@ -1,10 +1,10 @@
-import type { Sort, SortKey } from './client-order.js';
-import type { PageRequest } from './client-reads.js';
+import type { Sort, SortKey } from '../store/order.js';
+import type { PageRequest } from '../store/reads.js';
 
 /**
  * What the listing thread and the sidecar's main thread say to each other
- * (docs/decisions/20261127-listing-thread.md). One reader per side: `list-thread.ts` and
- * `list-worker.ts`.
+ * (docs/decisions/20261127-listing-thread.md). One reader per side: `thread.ts` and
+ * `worker.ts`.
  */
 
 /** Main → worker: start a listing (its first batch is read at once), take a batch, or stop. */

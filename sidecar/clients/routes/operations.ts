@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { clientIdParams } from '../http/numeric-id.js';
-import type { Operation } from '../http/operation.js';
-import { apiClientRecordSchema } from './api-client.js';
-import { createApiClientSchema, updateApiClientSchema } from './api-client-input.js';
-import { listQuerySchema } from './list-query.js';
-import { apiClientListSchema } from './list-response.js';
+import { clientIdParams } from '../../http/numeric-id.js';
+import type { Operation } from '../../http/operation.js';
+import { listQuerySchema } from '../listing/query.js';
+import { apiClientListSchema } from '../listing/response.js';
+import { apiClientRecordSchema } from '../store/api-client.js';
+import { createApiClientSchema, updateApiClientSchema } from './client-input.js';
 import { rotateApiClientSchema } from './rotate-input.js';
 
 export const API_CLIENTS_PATH = '/v1/management/api-clients';
@@ -41,7 +41,7 @@ export const apiClientRotatedSchema = z
   })
   .meta({ id: 'ApiClientRotated', description: "The client's new key." });
 
-/** The API-client routes (api-clients-routes.ts mounts its handlers on these). */
+/** The API-client routes (router.ts mounts its handlers on these). */
 export const API_CLIENT_OPERATIONS = {
   create: {
     method: 'post',

@@ -1,56 +1,15 @@
 import { request } from 'node:http';
 import { CONTROL } from '../../common/contract.js';
-import { readControlSocket } from '../control-socket-read.js';
 import type { Logger } from '../log.js';
-import type { SidecarMetrics } from '../metrics/sidecar-metrics.js';
-import { parseUsageCounts, type UsageCount, type UsageSource } from '../usage/usage-counts.js';
+import { readControlSocket } from './control-socket.js';
+import { type NginxFailureCount, type NginxFailureSource, parseFailureCounts } from './failures.js';
+import type { DecisionInvalidator } from './invalidator.js';
+import { parseUsageCounts, type UsageCount, type UsageSource } from './usage-counts.js';
 
-/** Tells this sidecar's own nginx that decisions are no longer valid. */
-export interface DecisionInvalidator {
-  /** Decisions about these API clients (row ids) are dead. Never throws. */
-  clients(ids: readonly number[]): Promise<boolean>;
-  /** Every decision is dead (after lost notifications). Never throws. */
-  all(): Promise<boolean>;
-  /**
-   * These API clients (row ids) are new: nginx forgets that their ids were unknown, and keeps
-   * whatever it learnt about them since. Never throws.
-   */
-  created(ids: readonly number[]): Promise<boolean>;
+/** Counts the invalidations nginx did not take (the sidecar's metrics' revocationFailures). */
+export interface RevocationFailures {
+  inc(labels: { scope: 'clients' | 'all' }): void;
 }
-
-/** A refusal count nginx decided itself (no sidecar asked): reason, client row or null, count. */
-export interface NginxFailureCount {
-  reason: string;
-  apiKeyId: number | null;
-  count: number;
-}
-
-/** Where refusals decided by nginx itself are collected (its control socket's /failures). */
-export interface NginxFailureSource {
-  /** The counts since the last call; none when nginx cannot be reached. Never throws. */
-  drainFailures(): Promise<NginxFailureCount[]>;
-}
-
-/** Pure: nginx's `{"<reason>|<row>": n}` as counts; anything malformed is left out. */
-export function parseFailureCounts(body: unknown): NginxFailureCount[] {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return [];
-  const out: NginxFailureCount[] = [];
-  for (const [key, value] of Object.entries(body)) {
-    const match = /^([A-Z_]{1,40})\|([1-9][0-9]{0,15})?$/.exec(key);
-    if (!match || typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) continue;
-    const row = match[2] === undefined ? null : Number(match[2]);
-    if (row !== null && !Number.isSafeInteger(row)) continue;
-    out.push({ reason: match[1]!, apiKeyId: row, count: value });
-  }
-  return out;
-}
-
-/** No nginx to tell (the sidecar runs alone, e.g. in tests): nothing to invalidate. */
-export const NO_INVALIDATOR: DecisionInvalidator = {
-  clients: async () => true,
-  all: async () => true,
-  created: async () => true,
-};
 
 const TIMEOUT_MS = 2_000;
 /**
@@ -68,7 +27,7 @@ export class NginxControl implements DecisionInvalidator, NginxFailureSource, Us
   constructor(
     private readonly socketPath: string,
     private readonly log: Logger,
-    private readonly metrics: SidecarMetrics | null = null,
+    private readonly failures: RevocationFailures | null = null,
   ) {}
 
   async clients(ids: readonly number[]): Promise<boolean> {
@@ -128,7 +87,7 @@ export class NginxControl implements DecisionInvalidator, NginxFailureSource, Us
   }
 
   private counted(scope: 'clients' | 'all', ok: boolean): boolean {
-    if (!ok) this.metrics?.revocationFailures.inc({ scope });
+    if (!ok) this.failures?.inc({ scope });
     return ok;
   }
 

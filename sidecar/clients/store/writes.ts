@@ -1,8 +1,8 @@
-import type { Permissions } from '../../common/permissions.js';
-import type { Queryable } from '../db/queryable.js';
+import type { Permissions } from '../../../common/permissions.js';
+import type { Queryable } from '../../db/queryable.js';
 import type { ApiClientRow, RateLimit } from './api-client.js';
-import { ClientReads } from './client-reads.js';
-import { COLUMNS, type DbRow, fromDb } from './client-rows.js';
+import { ClientReads } from './reads.js';
+import { COLUMNS, type DbRow, fromDb } from './rows.js';
 
 export interface NewApiClient {
   name: string;

@@ -1,6 +1,9 @@
 import { z } from 'zod';
-import { ALLOWED_METHODS } from '../../common/contract.js';
-import { MAX_PATTERN_BYTES, MAX_RULES, type Permissions } from '../../common/permissions.js';
+import { ALLOWED_METHODS } from '../../../common/contract.js';
+import { MAX_PATTERN_BYTES, MAX_RULES, type Permissions } from '../../../common/permissions.js';
+
+/** A client's name and api_client_id, as DCT allows: both texts up to 1024 characters. */
+export const MAX_TEXT = 1024;
 
 /** A client's rate limit: at most `requests` per `perSeconds`, counted by each nginx. */
 export interface RateLimit {

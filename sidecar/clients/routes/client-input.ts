@@ -1,8 +1,18 @@
 import { z } from 'zod';
-import { type Permissions, validatePermissions } from '../../common/permissions.js';
-import type { ErrorDetail } from '../errors/api-error.js';
-import { isJsonObject, issueDetails, NOT_AN_OBJECT, type Validated } from '../http/body-errors.js';
-import { permissionsSchema, type RateLimit, rateLimitSchema } from './api-client.js';
+import { type Permissions, validatePermissions } from '../../../common/permissions.js';
+import type { ErrorDetail } from '../../errors/api-error.js';
+import {
+  isJsonObject,
+  issueDetails,
+  NOT_AN_OBJECT,
+  type Validated,
+} from '../../http/body-errors.js';
+import {
+  MAX_TEXT,
+  permissionsSchema,
+  type RateLimit,
+  rateLimitSchema,
+} from '../store/api-client.js';
 
 /**
  * Text that may be stored and later passed upstream in a header (percent-encoded): no
@@ -21,9 +31,6 @@ function cleanText(max: number) {
     )
     .refine((s) => s.trim() === s, 'must not start or end with whitespace');
 }
-
-/** As DCT allows: both texts up to 1024 characters. */
-export const MAX_TEXT = 1024;
 
 /** RFC 3339 with an offset (`Z` or `+02:00`); whether it lies ahead is checked beside. */
 const expiresAt = z.iso

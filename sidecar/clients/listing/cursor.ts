@@ -1,5 +1,5 @@
-import { MAX_TEXT } from './api-client-input.js';
-import { isKeyOf, SORTS, type Sort, type SortKey, sortField } from './client-order.js';
+import { MAX_TEXT } from '../store/api-client.js';
+import { isKeyOf, SORTS, type Sort, type SortKey, sortField } from '../store/order.js';
 
 /** Where a page starts: after or before a row's key, in one order. */
 export interface PageCursor {

@@ -1,8 +1,8 @@
-import type { Permissions } from '../../common/permissions.js';
+import type { Permissions } from '../../../common/permissions.js';
 import type { ApiClientRow, RateLimit } from './api-client.js';
 
 // One row of api_clients as the stores read it back: the columns selected (or RETURNING) and
-// their mapping to ApiClientRow, shared by reads (client-reads.ts) and changes (client-store.ts).
+// their mapping to ApiClientRow, shared by reads (reads.ts) and changes (writes.ts).
 
 export const COLUMNS = `id, name, is_admin, api_client_id, key_hash, created_at, expires_at,
   last_used_at, previous_key_hash, previous_key_expires_at, rate_limit_requests,

@@ -4,7 +4,7 @@ import { request } from 'node:http';
  * One request to nginx's control socket whose answer is read whole (the Lua counters, the
  * refusal counts): its status and text, or null when nginx does not answer in `timeoutMs`,
  * answers more than `maxBody` bytes, or cannot be reached (not running: nothing to read).
- * Never throws.
+ * `body`, when given, is sent as text (the tests' own POSTs). Never throws.
  */
 export function readControlSocket(
   socketPath: string,
@@ -12,9 +12,14 @@ export function readControlSocket(
   method: 'GET' | 'POST',
   timeoutMs: number,
   maxBody: number,
+  body?: string,
 ): Promise<{ status: number; text: string } | null> {
+  const headers =
+    body === undefined
+      ? undefined
+      : { 'Content-Type': 'text/plain', 'Content-Length': Buffer.byteLength(body) };
   return new Promise((resolve) => {
-    const req = request({ socketPath, path, method, timeout: timeoutMs }, (res) => {
+    const req = request({ socketPath, path, method, timeout: timeoutMs, headers }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
@@ -29,6 +34,6 @@ export function readControlSocket(
     });
     req.on('timeout', () => req.destroy());
     req.on('error', () => resolve(null));
-    req.end();
+    req.end(body);
   });
 }

@@ -1,7 +1,9 @@
 import { CONTROL } from '../../common/contract.js';
-import { readControlSocket } from '../control-socket-read.js';
 import { SIDECAR_INSTANCE } from '../instance.js';
-import type { Readiness } from './readiness.js';
+import { readControlSocket } from './control-socket.js';
+
+/** Whether nginx serves, or why not (a Readiness of sidecar/metrics/readiness.ts). */
+export type NginxReadiness = { ready: true } | { ready: false; code: string; message: string };
 
 const TIMEOUT_MS = 1_000;
 const MAX_BODY = 64 * 1024;
@@ -15,7 +17,7 @@ const MAX_BODY = 64 * 1024;
 export async function checkNginx(
   socketPath: string,
   instance: string = SIDECAR_INSTANCE,
-): Promise<Readiness> {
+): Promise<NginxReadiness> {
   const answer = await readControlSocket(socketPath, CONTROL.metrics, 'GET', TIMEOUT_MS, MAX_BODY);
   if (answer?.status !== 200) {
     return {
@@ -36,7 +38,10 @@ export async function checkNginx(
  * 503, and such a pair must not be "ready". A default.conf written before the probe location
  * existed answers 404: nothing to learn there, so that alone does not take the pair out.
  */
-async function checkNginxReachesSidecar(socketPath: string, instance: string): Promise<Readiness> {
+async function checkNginxReachesSidecar(
+  socketPath: string,
+  instance: string,
+): Promise<NginxReadiness> {
   const probe = await readControlSocket(
     socketPath,
     CONTROL.sidecarProbe,

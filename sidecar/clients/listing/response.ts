@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { type ApiClientRow, apiClientRecordSchema, toRecord } from './api-client.js';
-import type { Sort, SortKey } from './client-order.js';
-import type { Page } from './client-reads.js';
-import { encodeCursor, type PageCursor } from './page-cursor.js';
+import { type ApiClientRow, apiClientRecordSchema, toRecord } from '../store/api-client.js';
+import type { Sort, SortKey } from '../store/order.js';
+import type { Page } from '../store/reads.js';
+import { encodeCursor, type PageCursor } from './cursor.js';
 
 const cursorText = z.string().nullable();
 

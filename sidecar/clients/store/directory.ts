@@ -1,5 +1,5 @@
 import type { ApiClientRow } from './api-client.js';
-import type { ClientReads } from './client-reads.js';
+import type { ClientReads } from './reads.js';
 
 type Lookup<K> = Map<K, ((row: ApiClientRow | null) => void)[]>;
 

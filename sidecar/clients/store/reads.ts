@@ -1,14 +1,7 @@
 import type pg from 'pg';
 import { type ApiClientRow, toRecord } from './api-client.js';
-import {
-  isDescending,
-  KEY_SQL,
-  keyOf,
-  type Sort,
-  type SortKey,
-  sortField,
-} from './client-order.js';
-import { COLUMNS, type DbRow, fromDb } from './client-rows.js';
+import { isDescending, KEY_SQL, keyOf, type Sort, type SortKey, sortField } from './order.js';
+import { COLUMNS, type DbRow, fromDb } from './rows.js';
 
 /** One page of a listing, in the listing's order. */
 export interface PageRequest {
@@ -107,7 +100,7 @@ export class ClientReads {
   /**
    * Every row after (or before) `from`, in `sort` order, as batches of at most `batch` rows,
    * each already serialised as the listing's items. In the sidecar this runs on the listing
-   * thread (list-worker.ts), where the per-row work stops nothing else; PostgreSQL only reads
+   * thread (clients/listing/worker.ts), where the per-row work stops nothing else; PostgreSQL only reads
    * rows (serialising there cost it five times the CPU, and it shares a core with `/auth`'s
    * look-ups at full priority: 20261127-listing-thread.md). Each batch is its own keyset
    * query: no transaction or connection is held between batches, so a caller that reads slowly

@@ -1,9 +1,9 @@
 import { Worker } from 'node:worker_threads';
-import type { Logger } from '../log.js';
-import type { Sort } from './client-order.js';
-import type { PageRequest, RecordBatch } from './client-reads.js';
-import type { FromListWorker, ListAnswer, ToListWorker } from './list-messages.js';
-import type { ListWorkerData } from './list-worker.js';
+import type { Logger } from '../../log.js';
+import type { Sort } from '../store/order.js';
+import type { PageRequest, RecordBatch } from '../store/reads.js';
+import type { FromListWorker, ListAnswer, ToListWorker } from './messages.js';
+import type { ListWorkerData } from './worker.js';
 
 /** A batch of a whole listing; from the listing thread its text comes as UTF-8 bytes. */
 export type ListedBatch = Omit<RecordBatch, 'json'> & { json: string | Uint8Array };
@@ -153,6 +153,6 @@ const LISTING_HEAP = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 64 }
 function workerUrl(): URL {
   const here = import.meta.url;
   return here.endsWith('.ts')
-    ? new URL('../../dist/sidecar/clients/list-worker.js', here)
-    : new URL('./list-worker.js', here);
+    ? new URL('../../../dist/sidecar/clients/listing/worker.js', here)
+    : new URL('./worker.js', here);
 }
