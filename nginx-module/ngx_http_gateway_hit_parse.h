@@ -1,7 +1,8 @@
 /*
  * The gateway's nginx module's pure parts: functions of bytes and lengths, without nginx's
  * types or state, so that the module (ngx_http_gateway_hit_module.c) and the fuzz harnesses
- * (nginx-module/fuzz/) call the same code. docs/decisions/20261125-hit-in-c.md.
+ * (nginx-module/fuzz/) call the same code; one file per fuzz target, named after it.
+ * docs/decisions/20261125-hit-in-c.md.
  */
 #ifndef NGX_HTTP_GATEWAY_HIT_PARSE_H
 #define NGX_HTTP_GATEWAY_HIT_PARSE_H
@@ -42,15 +43,24 @@ typedef struct {
     double                           created;
 } ngx_http_gateway_hit_learnt_t;
 
+/* One file per fuzz target (nginx-module/fuzz/): ngx_http_gateway_hit_parse_screen.c */
 int ngx_http_gateway_hit_screen_block(u_char *p, u_char *end);
 int ngx_http_gateway_hit_screen_value(u_char *p, size_t len);
+
+/* ngx_http_gateway_hit_parse_path.c */
 int ngx_http_gateway_hit_plain_path(u_char *p, size_t len);
+
+/* ngx_http_gateway_hit_parse_api_key.c */
 int ngx_http_gateway_hit_parse_api_key(u_char *p, size_t len, ngx_http_gateway_hit_str_t *id,
     u_char **secret);
-double ngx_http_gateway_hit_seconds(u_char *data, size_t len);
+
+/* ngx_http_gateway_hit_parse_limit.c */
 int ngx_http_gateway_hit_parse_limit(u_char *p, size_t len, long *requests, long *per);
 size_t ngx_http_gateway_hit_window_key(u_char *buf, size_t size, u_char *row, size_t row_len,
     long per, long index);
+
+/* ngx_http_gateway_hit_parse_records.c */
+double ngx_http_gateway_hit_seconds(u_char *data, size_t len);
 int ngx_http_gateway_hit_parse_key_record(u_char *buf, size_t len, ngx_http_gateway_hit_str_t *id,
     const u_char *digest, double now, long max_age_ms, ngx_http_gateway_hit_learnt_t *out);
 int ngx_http_gateway_hit_parse_key_table_record(u_char *buf, size_t len,
@@ -58,7 +68,24 @@ int ngx_http_gateway_hit_parse_key_table_record(u_char *buf, size_t len,
     ngx_http_gateway_hit_identity_t *out);
 int ngx_http_gateway_hit_parse_decision(u_char *buf, size_t len,
     ngx_http_gateway_hit_learnt_t *out);
+
+/* ngx_http_gateway_hit_permissions.c (fuzzed in fuzz_records) */
 int ngx_http_gateway_hit_permits(const u_char *rules, size_t rules_len, const u_char *method,
     size_t method_len, const u_char *target, size_t target_len);
+
+
+/* A hex digit's value, or -1. */
+static inline int
+ngx_http_gateway_hit_hex(u_char c)
+{
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    c |= 0x20;
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+    return -1;
+}
 
 #endif

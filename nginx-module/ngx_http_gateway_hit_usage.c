@@ -13,6 +13,10 @@
 #include "ngx_http_gateway_hit_ids.h"
 #include "ngx_http_gateway_hit_usage.h"
 
+/* The taker's name is the contract's (ngx_http_gateway_hit_usage.h declares it by the
+ * contract's GW_USAGE_TAKER): a definition without a prototype is an error. */
+#pragma GCC diagnostic error "-Wmissing-prototypes"
+
 /* A worker passes at most some tens of thousands of requests a second, so this many distinct
  * clients between two takes is far above anything real; past it, the caller counts in the dict. */
 #define NGX_HTTP_GATEWAY_HIT_USAGE_MAX_SLOTS  (1u << 20)
@@ -64,7 +68,7 @@ ngx_http_gateway_hit_usage_count(const u_char *row, size_t len)
 
 
 size_t
-GW_USAGE_TAKER(u_char *buf, size_t size)
+ngx_http_gateway_hit_usage_take(u_char *buf, size_t size)
 {
     int                                 n;
     size_t                              written, i;
