@@ -1,11 +1,13 @@
 /*
- * The module's hashes, with OpenSSL's SHA-256: an API key's secret as its record holds it
- * (lua/gateway/sha256.lua), and the decision cache's keyed hash of a credential
- * (lua/gateway/keying.lua's key), whose key the Lua code sets in the master.
+ * The module's hashes, with OpenSSL's SHA-256: an API key's secret as its
+ * record holds it (lua/gateway/sha256.lua), and the decision cache's keyed hash
+ * of a credential (lua/gateway/keying.lua's key), whose key the Lua code sets
+ * in the master.
  */
 #include "ngx_http_gateway_hit_module.h"
-/* The low-level SHA256_* calls: OpenSSL 3's one-shot SHA256() and EVP look the algorithm up in
- * their provider tables on every call, 4.5 µs per request here (perf), more than the hash. */
+/* The low-level SHA256_* calls: OpenSSL 3's one-shot SHA256() and EVP look the
+ * algorithm up in their provider tables on every call, 4.5 µs per request here
+ * (perf), more than the hash. */
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/sha.h>
 
@@ -17,20 +19,23 @@
 #pragma GCC diagnostic error "-Wmissing-prototypes"
 
 
-/* The decision cache's HMAC key, as SHA-256 states after the inner and the outer padded key
- * (RFC 2104): set by the Lua code in the master (lua/gateway/keying.lua), new at every start,
- * inherited by the workers. Never in shared memory. */
+/* The decision cache's HMAC key, as SHA-256 states after the inner and the
+ * outer padded key (RFC 2104): set by the Lua code in the master
+ * (lua/gateway/keying.lua), new at every start, inherited by the workers. Never
+ * in shared memory. */
 static SHA256_CTX       ngx_http_gateway_hit_hmac_inner;
 static SHA256_CTX       ngx_http_gateway_hit_hmac_outer;
 ngx_flag_t              ngx_http_gateway_hit_hmac_ready;
 
-/* lua-nginx-module's version as its Lua code said it with the key (ngx.config.ngx_lua_version;
- * 0: never said). The module calls that module's private functions, declared by hand in
- * ngx_http_gateway_hit_shdict.c: it runs only with the version it was built and tested against
+/* lua-nginx-module's version as its Lua code said it with the key
+ * (ngx.config.ngx_lua_version; 0: never said). The module calls that module's
+ * private functions, declared by hand in ngx_http_gateway_hit_shdict.c: it runs
+ * only with the version it was built and tested against
  * (GW_LUA_MODULE_VERSION). */
 unsigned int            ngx_http_gateway_hit_lua_version;
 
 
+/* An API key's secret as its record holds it: SHA-256 of its 43 characters. */
 void
 ngx_http_gateway_hit_digest(u_char *secret, u_char *digest)
 {
@@ -42,11 +47,12 @@ ngx_http_gateway_hit_digest(u_char *secret, u_char *digest)
 }
 
 
-/* "d" and HMAC-SHA-256(credential NUL inputs) into `key` (1 + DIGEST_LEN bytes), as
- * lua/gateway/keying.lua's key(); the caller has checked that the HMAC key is set. */
+/* "d" and HMAC-SHA-256(credential NUL inputs) into `key` (1 + DIGEST_LEN
+ * bytes), as lua/gateway/keying.lua's key(); the caller has checked that the
+ * HMAC key is set. */
 void
-ngx_http_gateway_hit_decision_key(ngx_str_t *credential, ngx_http_variable_value_t *inputs,
-    u_char *key)
+ngx_http_gateway_hit_decision_key(ngx_str_t *credential,
+    ngx_http_variable_value_t *inputs, u_char *key)
 {
     SHA256_CTX  sha;
 
@@ -62,10 +68,12 @@ ngx_http_gateway_hit_decision_key(ngx_str_t *credential, ngx_http_variable_value
 }
 
 
-/* Called by the Lua code in the master (init_by_lua) with the decision cache's hashing key and
- * lua-nginx-module's version: 1 when the module takes them, 0 when it is off for that version. */
+/* Called by the Lua code in the master (init_by_lua) with the decision cache's
+ * hashing key and lua-nginx-module's version: 1 when the module takes them, 0
+ * when it is off for that version. */
 int
-ngx_http_gateway_hit_set_hmac_key(const u_char *key, size_t len, unsigned int lua_version)
+ngx_http_gateway_hit_set_hmac_key(const u_char *key, size_t len,
+    unsigned int lua_version)
 {
     u_char  pad[64];
     size_t  i;

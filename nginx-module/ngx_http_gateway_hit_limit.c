@@ -1,7 +1,8 @@
 /*
- * A client's rate limit (lua/gateway/ratelimit.lua): a request the module would pass counted
- * in the sliding window it falls in, in the limits dict, and the RateLimit headers of its
- * answer. The limit's text and the windows' keys are ngx_http_gateway_hit_parse_limit.c's.
+ * A client's rate limit (lua/gateway/ratelimit.lua): a request the module would
+ * pass counted in the sliding window it falls in, in the limits dict, and the
+ * RateLimit headers of its answer. The limit's text and the windows' keys are
+ * ngx_http_gateway_hit_parse_limit.c's.
  */
 #include <math.h>
 
@@ -12,21 +13,26 @@ static ngx_table_elt_t *ngx_http_gateway_hit_add_header(ngx_http_request_t *r,
     const char *name, u_char *value, size_t len);
 
 
-/* lua/gateway/ratelimit.lua's admit, for a request the module would pass: 1 when it fits in
- * the sliding window (counted); 0 when it does not, or when anything cannot be told (then it
- * is not counted, and the Lua code decides: it counts it itself, or answers 429). */
+/* lua/gateway/ratelimit.lua's admit, for a request the module would pass: 1
+ * when it fits in the sliding window (counted); 0 when it does not, or when
+ * anything cannot be told (then it is not counted, and the Lua code decides: it
+ * counts it itself, or answers 429). */
 ngx_flag_t
 ngx_http_gateway_hit_admit(ngx_http_gateway_hit_identity_t *identity,
     ngx_http_gateway_hit_admission_t *a)
 {
-    u_char     key[NGX_HTTP_GATEWAY_HIT_WINDOW_KEY_LEN];
-    size_t     key_len;
-    long       index;
-    double     now, elapsed, current, previous = 0, estimate;
-    ngx_int_t  rc;
+    u_char                       key[NGX_HTTP_GATEWAY_HIT_WINDOW_KEY_LEN];
+    size_t                       key_len;
+    long                         index;
+    double                       now, elapsed, current, previous = 0, estimate;
+    ngx_int_t                    rc;
+    ngx_http_gateway_hit_str_t  *row;
 
-    if (!ngx_http_gateway_hit_parse_limit(identity->limit.data, identity->limit.len,
-                                          &a->requests, &a->per))
+    row = &identity->row;
+
+    if (!ngx_http_gateway_hit_parse_limit(identity->limit.data,
+                                          identity->limit.len, &a->requests,
+                                          &a->per))
     {
         return 0;
     }
@@ -34,22 +40,24 @@ ngx_http_gateway_hit_admit(ngx_http_gateway_hit_identity_t *identity,
     now = ngx_http_gateway_hit_now();
     index = (long) floor(now / a->per);
     elapsed = now - (double) index * a->per;
-    a->key_len = ngx_http_gateway_hit_window_key(a->key, sizeof(a->key), identity->row.data,
-                                                 identity->row.len, a->per, index);
-    key_len = ngx_http_gateway_hit_window_key(key, sizeof(key), identity->row.data,
-                                              identity->row.len, a->per, index - 1);
+    a->key_len = ngx_http_gateway_hit_window_key(a->key, sizeof(a->key),
+                                                 row->data, row->len, a->per,
+                                                 index);
+    key_len = ngx_http_gateway_hit_window_key(key, sizeof(key), row->data,
+                                              row->len, a->per, index - 1);
     if (a->key_len == 0 || key_len == 0) {
         return 0;
     }
 
     /* Windows live two periods: the next one still weighs this one. */
-    current = ngx_http_gateway_hit_add(ngx_http_gateway_hit_limits, a->key, a->key_len, 1,
-                                       2000L * a->per);
+    current = ngx_http_gateway_hit_add(ngx_http_gateway_hit_limits, a->key,
+                                       a->key_len, 1, 2000L * a->per);
     if (current < 0) {
         return 0;
     }
 
-    rc = ngx_http_gateway_hit_read_number(ngx_http_gateway_hit_limits, key, key_len, &previous);
+    rc = ngx_http_gateway_hit_read_number(ngx_http_gateway_hit_limits, key,
+                                          key_len, &previous);
     if (rc == NGX_ERROR) {
         ngx_http_gateway_hit_take_back(a->key, a->key_len);
         return 0;
@@ -74,25 +82,29 @@ ngx_http_gateway_hit_admit(ngx_http_gateway_hit_identity_t *identity,
 }
 
 
-/* The RateLimit-Policy and RateLimit headers of an admitted request (lua/gateway/ratelimit.lua
- * sets the same). */
+/* The RateLimit-Policy and RateLimit headers of an admitted request
+ * (lua/gateway/ratelimit.lua sets the same). */
 ngx_flag_t
-ngx_http_gateway_hit_announce(ngx_http_request_t *r, ngx_http_gateway_hit_admission_t *a)
+ngx_http_gateway_hit_announce(ngx_http_request_t *r,
+    ngx_http_gateway_hit_admission_t *a)
 {
-    u_char           value[128], *last;
+    u_char            value[128], *last;
     ngx_table_elt_t  *policy;
 
-    last = ngx_snprintf(value, sizeof(value), "\"" GW_RATE_LIMIT_POLICY_NAME "\";q=%l;w=%l",
+    last = ngx_snprintf(value, sizeof(value),
+                        "\"" GW_RATE_LIMIT_POLICY_NAME "\";q=%l;w=%l",
                         a->requests, a->per);
-    policy = ngx_http_gateway_hit_add_header(r, GW_RATE_LIMIT_POLICY_HEADER, value,
-                                             last - value);
+    policy = ngx_http_gateway_hit_add_header(r, GW_RATE_LIMIT_POLICY_HEADER,
+                                             value, last - value);
     if (policy == NULL) {
         return 0;
     }
 
-    last = ngx_snprintf(value, sizeof(value), "\"" GW_RATE_LIMIT_POLICY_NAME "\";r=%l;t=%l",
+    last = ngx_snprintf(value, sizeof(value),
+                        "\"" GW_RATE_LIMIT_POLICY_NAME "\";r=%l;t=%l",
                         a->remaining, a->reset);
-    if (ngx_http_gateway_hit_add_header(r, GW_RATE_LIMIT_STATE_HEADER, value, last - value)
+    if (ngx_http_gateway_hit_add_header(r, GW_RATE_LIMIT_STATE_HEADER, value,
+                                        last - value)
         == NULL)
     {
         policy->hash = 0;
@@ -102,11 +114,11 @@ ngx_http_gateway_hit_announce(ngx_http_request_t *r, ngx_http_gateway_hit_admiss
 }
 
 
-/* A response header, as the Lua code's ngx.header sets one in the access phase; NULL when
- * there is no memory for it. */
+/* A response header, as the Lua code's ngx.header sets one in the access phase;
+ * NULL when there is no memory for it. */
 static ngx_table_elt_t *
-ngx_http_gateway_hit_add_header(ngx_http_request_t *r, const char *name, u_char *value,
-    size_t len)
+ngx_http_gateway_hit_add_header(ngx_http_request_t *r, const char *name,
+    u_char *value, size_t len)
 {
     ngx_table_elt_t  *h;
 
@@ -134,14 +146,15 @@ ngx_http_gateway_hit_add_header(ngx_http_request_t *r, const char *name, u_char 
 }
 
 
-/* A request taken back out of a rate limit's window it was counted in (it goes to Lua, which
- * counts it itself). Only ever from a count that is there: a window evicted in between is not
- * made again, at -1 and without an expiry, where it would give the client a request more in a
- * window that never ends. */
+/* A request taken back out of a rate limit's window it was counted in (it goes
+ * to Lua, which counts it itself). Only ever from a count that is there: a
+ * window evicted in between is not made again, at -1 and without an expiry,
+ * where it would give the client a request more in a window that never ends. */
 void
 ngx_http_gateway_hit_take_back(u_char *key, size_t len)
 {
     if (ngx_http_gateway_hit_limits != NULL) {
-        (void) ngx_http_gateway_hit_decrement(ngx_http_gateway_hit_limits, key, len);
+        (void) ngx_http_gateway_hit_decrement(ngx_http_gateway_hit_limits, key,
+                                              len);
     }
 }

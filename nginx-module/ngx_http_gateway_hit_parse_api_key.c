@@ -1,22 +1,24 @@
 /*
- * An API key's shape, `apk <id>.<secret>`, as it is issued (lua/gateway/access.lua's
- * parse_api_key, common/ on the TypeScript side). Fuzzed as fuzz_api_key.
+ * An API key's shape, `apk <id>.<secret>`, as it is issued
+ * (lua/gateway/access.lua's parse_api_key, common/ on the TypeScript side).
+ * Fuzzed as fuzz_api_key.
  */
 #include "ngx_http_gateway_hit_ids.h"
 #include "ngx_http_gateway_hit_parse.h"
 
 
-/* `apk <id>.<secret>` in the only shape a key is issued in (lua/gateway/access.lua's
- * parse_api_key): "apk" in any case, spaces, an id of 1-15 digits not starting with 0, a dot,
- * 43 base64url characters, nothing after. */
+/* `apk <id>.<secret>` in the only shape a key is issued in
+ * (lua/gateway/access.lua's parse_api_key): "apk" in any case, spaces, an id of
+ * 1-15 digits not starting with 0, a dot, 43 base64url characters, nothing
+ * after. */
 int
-ngx_http_gateway_hit_parse_api_key(u_char *p, size_t len, ngx_http_gateway_hit_str_t *id,
-    u_char **secret)
+ngx_http_gateway_hit_parse_api_key(u_char *p, size_t len,
+    ngx_http_gateway_hit_str_t *id, u_char **secret)
 {
     u_char  *end = p + len;
 
-    if (len < 4 || (p[0] | 0x20) != 'a' || (p[1] | 0x20) != 'p' || (p[2] | 0x20) != 'k'
-        || p[3] != ' ')
+    if (len < 4 || (p[0] | 0x20) != 'a' || (p[1] | 0x20) != 'p'
+        || (p[2] | 0x20) != 'k' || p[3] != ' ')
     {
         return 0;
     }
@@ -37,8 +39,8 @@ ngx_http_gateway_hit_parse_api_key(u_char *p, size_t len, ngx_http_gateway_hit_s
         return 0;
     }
     for ( /* void */ ; p < end; p++) {
-        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')
-              || *p == '-' || *p == '_'))
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z')
+              || (*p >= 'A' && *p <= 'Z') || *p == '-' || *p == '_'))
         {
             return 0;
         }

@@ -9,10 +9,12 @@
 #include "ngx_http_gateway_hit_parse.h"
 
 
-/* A client's rate limit, "<requests> <per_seconds>", as lua/gateway/ratelimit.lua's parse
- * reads it: 1-10 digits, a space, 1-5 digits, neither starting with 0, at most a day. */
+/* A client's rate limit, "<requests> <per_seconds>", as
+ * lua/gateway/ratelimit.lua's parse reads it: 1-10 digits, a space, 1-5 digits,
+ * neither starting with 0, at most a day. */
 int
-ngx_http_gateway_hit_parse_limit(u_char *p, size_t len, long *requests, long *per)
+ngx_http_gateway_hit_parse_limit(u_char *p, size_t len, long *requests,
+    long *per)
 {
     u_char  *end = p + len;
 
@@ -42,11 +44,11 @@ ngx_http_gateway_hit_parse_limit(u_char *p, size_t len, long *requests, long *pe
 }
 
 
-/* A rate limit window's key in the limits dict (lua/gateway/ratelimit.lua's window_key): its
- * length, or 0 when it does not fit in `size` bytes. */
+/* A rate limit window's key in the limits dict (lua/gateway/ratelimit.lua's
+ * window_key): its length, or 0 when it does not fit in `size` bytes. */
 size_t
-ngx_http_gateway_hit_window_key(u_char *buf, size_t size, u_char *row, size_t row_len,
-    long per, long index)
+ngx_http_gateway_hit_window_key(u_char *buf, size_t size, u_char *row,
+    size_t row_len, long per, long index)
 {
     u_char  digits[2][24];
     size_t  n[2], len, i;
@@ -68,8 +70,9 @@ ngx_http_gateway_hit_window_key(u_char *buf, size_t size, u_char *row, size_t ro
             digits[i][--n[i]] = '-';
         }
     }
-    len = sizeof(GW_RATE_LIMIT_PREFIX) - 1 + row_len + 1 + (sizeof(digits[0]) - n[0]) + 1
-          + (sizeof(digits[1]) - n[1]);
+    len = sizeof(GW_RATE_LIMIT_PREFIX) - 1 + row_len
+          + 1 + (sizeof(digits[0]) - n[0])
+          + 1 + (sizeof(digits[1]) - n[1]);
     if (len > size) {
         return 0;
     }

@@ -1,7 +1,8 @@
 /*
- * The header screens (lua/gateway/request_check.lua's, or stricter), on bytes alone: HTTP/1's
- * block as nginx left it in its buffer, and one HTTP/2 value as nginx decoded it. Fuzzed as
- * fuzz_screen; ngx_http_gateway_hit_request_check.c finds the bytes.
+ * The header screens (lua/gateway/request_check.lua's, or stricter), on bytes
+ * alone: HTTP/1's block as nginx left it in its buffer, and one HTTP/2 value as
+ * nginx decoded it. Fuzzed as fuzz_screen; ngx_http_gateway_hit_request_check.c
+ * finds the bytes.
  */
 #include <string.h>
 
@@ -19,21 +20,25 @@ static int ngx_http_gateway_hit_token_char(u_char c);
 static int
 ngx_http_gateway_hit_token_char(u_char c)
 {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z')
+           || (c >= 'A' && c <= 'Z')
            || (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
 }
 
 
 /*
- * HTTP/1's header block from the end of the request line to the end of what nginx parsed, as
- * nginx left it in its buffer, where it wrote a NUL over each name's colon and at each value's
- * end (over its CR, or its first trailing blank) of every line it kept: every line a token,
- * then the colon, then a value that is not empty and has no control byte but tab; at most
- * GW_MAX_HEADERS lines. The Lua screen (lua/gateway/request_check.lua) refuses a line without a
- * colon, a name that is not a token and control bytes, and counts lines: this passes less. An
- * empty value goes to Lua, and so does a line nginx dropped without a word (a name with other
- * bytes than letters, digits and `-`, such as `X.A`, `X_A` or `X!A`: nginx neither refuses it
- * nor writes its NULs, so its CR reads as a control byte here); Lua passes both, as nginx does.
+ * HTTP/1's header block from the end of the request line to the end of what
+ * nginx parsed, as nginx left it in its buffer, where it wrote a NUL over each
+ * name's colon and at each value's end (over its CR, or its first trailing
+ * blank) of every line it kept: every line a token, then the colon, then a
+ * value that is not empty and has no control byte but tab; at most
+ * GW_MAX_HEADERS lines. The Lua screen (lua/gateway/request_check.lua) refuses
+ * a line without a colon, a name that is not a token and control bytes, and
+ * counts lines: this passes less. An empty value goes to Lua, and so does a
+ * line nginx dropped without a word (a name with other bytes than letters,
+ * digits and `-`, such as `X.A`, `X_A` or `X!A`: nginx neither refuses it nor
+ * writes its NULs, so its CR reads as a control byte here); Lua passes both, as
+ * nginx does.
  */
 int
 ngx_http_gateway_hit_screen_block(u_char *p, u_char *end)

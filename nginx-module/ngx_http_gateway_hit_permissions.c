@@ -1,14 +1,15 @@
 /*
- * A client's permissions (lua/gateway/permissions.lua, common/permissions.ts): 1 only when a
- * rule lets `method` through on the path decided from the raw `target` ($request_uri). A target
- * Lua would refuse as ambiguous, rules it would not parse, and anything this cannot hold (a path
- * past PATH_MAX bytes or SEGMENTS_MAX segments) are 0: Lua's, which refuses or passes it
- * itself. So the module passes only what Lua passes; the caller checks the absolute-form.
+ * A client's permissions (lua/gateway/permissions.lua, common/permissions.ts):
+ * 1 only when a rule lets `method` through on the path decided from the raw
+ * `target` ($request_uri). A target Lua would refuse as ambiguous, rules it
+ * would not parse, and anything this cannot hold (a path past PATH_MAX bytes or
+ * SEGMENTS_MAX segments) are 0: Lua's, which refuses or passes it itself. So
+ * the module passes only what Lua passes; the caller checks the absolute-form.
  *
- * The steps are Lua's: the method's bit (BITS[method]), decide_path, then each rule of the
- * text parsed (parse, parse_rule) and matched (matches) against the path, as allows does. Pure,
- * fuzzed in fuzz_records; test/lua/permissions-agreement.test.ts holds it to the TypeScript
- * rules.
+ * The steps are Lua's: the method's bit (BITS[method]), decide_path, then each
+ * rule of the text parsed (parse, parse_rule) and matched (matches) against the
+ * path, as allows does. Pure, fuzzed in fuzz_records;
+ * test/lua/permissions-agreement.test.ts holds it to the TypeScript rules.
  */
 #include <string.h>
 
@@ -18,21 +19,24 @@
 
 #define NGX_HTTP_GATEWAY_HIT_PATH_MAX      4096
 #define NGX_HTTP_GATEWAY_HIT_SEGMENTS_MAX  128
-/* The most rules a PERMISSIONS_TEXT holds (lua/gateway/permissions.lua's parse). */
+/* The most rules a PERMISSIONS_TEXT holds (lua/gateway/permissions.lua's
+ * parse). */
 #define NGX_HTTP_GATEWAY_HIT_RULES_MAX     1000
 
 
-/* A decided path: its bytes, decoded once, and where each of its segments is in them. */
+/* A decided path: its bytes, decoded once, and where each of its segments is in
+ * them. */
 typedef struct {
-    u_char                         data[NGX_HTTP_GATEWAY_HIT_PATH_MAX];
-    size_t                         len;
-    size_t                         nseg;
-    size_t                         seg_at[NGX_HTTP_GATEWAY_HIT_SEGMENTS_MAX + 1];
-    size_t                         seg_len[NGX_HTTP_GATEWAY_HIT_SEGMENTS_MAX + 1];
+    u_char                   data[NGX_HTTP_GATEWAY_HIT_PATH_MAX];
+    size_t                   len;
+    size_t                   nseg;
+    size_t                   seg_at[NGX_HTTP_GATEWAY_HIT_SEGMENTS_MAX + 1];
+    size_t                   seg_len[NGX_HTTP_GATEWAY_HIT_SEGMENTS_MAX + 1];
 } ngx_http_gateway_hit_path_t;
 
 
-static unsigned ngx_http_gateway_hit_method_bit(const u_char *method, size_t len);
+static unsigned ngx_http_gateway_hit_method_bit(const u_char *method,
+    size_t len);
 static int ngx_http_gateway_hit_decide_path(const u_char *target, size_t len,
     ngx_http_gateway_hit_path_t *path);
 static int ngx_http_gateway_hit_segments(ngx_http_gateway_hit_path_t *path);
@@ -40,8 +44,8 @@ static int ngx_http_gateway_hit_rules_count(const u_char **p, const u_char *end,
     size_t *count);
 static int ngx_http_gateway_hit_parse_rule(const u_char **p, const u_char *end,
     unsigned *mask, const u_char **pat, const u_char **pat_end);
-static int ngx_http_gateway_hit_matches(const u_char *pat, const u_char *pat_end,
-    ngx_http_gateway_hit_path_t *path);
+static int ngx_http_gateway_hit_matches(const u_char *pat,
+    const u_char *pat_end, ngx_http_gateway_hit_path_t *path);
 static int ngx_http_gateway_hit_literal(const u_char *s, const u_char *end,
     const u_char *seg, size_t seg_len);
 
@@ -50,8 +54,9 @@ static const char *ngx_http_gateway_hit_rule_methods[] = GW_PERMISSION_METHODS;
 
 
 int
-ngx_http_gateway_hit_permits(const u_char *rules, size_t rules_len, const u_char *method,
-    size_t method_len, const u_char *target, size_t target_len)
+ngx_http_gateway_hit_permits(const u_char *rules, size_t rules_len,
+    const u_char *method, size_t method_len, const u_char *target,
+    size_t target_len)
 {
     int                           allowed, matched;
     size_t                        count, seen;
@@ -68,8 +73,8 @@ ngx_http_gateway_hit_permits(const u_char *rules, size_t rules_len, const u_char
         return 0;
     }
 
-    /* Every rule is read to the end, as Lua parses the whole text: rules it would not parse
-     * allow nothing. */
+    /* Every rule is read to the end, as Lua parses the whole text: rules it
+     * would not parse allow nothing. */
     p = rules;
     end = rules + rules_len;
     if (!ngx_http_gateway_hit_rules_count(&p, end, &count)) {
@@ -93,20 +98,23 @@ ngx_http_gateway_hit_permits(const u_char *rules, size_t rules_len, const u_char
         }
     }
 
-    /* a rule set cut short or padded is not PERMISSIONS_TEXT: it allows nothing */
+    /* a rule set cut short or padded is not PERMISSIONS_TEXT: it allows nothing
+     */
     return allowed && seen == count;
 }
 
 
-/* The method's bit in a rule's mask (contract.permissions.method_bits); 0 for a method no
- * rule names. */
+/* The method's bit in a rule's mask (contract.permissions.method_bits); 0 for a
+ * method no rule names. */
 static unsigned
 ngx_http_gateway_hit_method_bit(const u_char *method, size_t len)
 {
-    size_t    i;
+    size_t    i, n;
     unsigned  bit = 0;
 
-    for (i = 0; i < sizeof(ngx_http_gateway_hit_rule_methods) / sizeof(char *); i++) {
+    n = sizeof(ngx_http_gateway_hit_rule_methods) / sizeof(char *);
+
+    for (i = 0; i < n; i++) {
         if (strlen(ngx_http_gateway_hit_rule_methods[i]) == len
             && memcmp(ngx_http_gateway_hit_rule_methods[i], method, len) == 0)
         {
@@ -117,8 +125,9 @@ ngx_http_gateway_hit_method_bit(const u_char *method, size_t len)
 }
 
 
-/* decidePath: the part of an origin-form target before '?', decoded once, and its segments;
- * 0 for anything Lua calls ambiguous (every refusal is Lua's) or this cannot hold. */
+/* decidePath: the part of an origin-form target before '?', decoded once, and
+ * its segments; 0 for anything Lua calls ambiguous (every refusal is Lua's) or
+ * this cannot hold. */
 static int
 ngx_http_gateway_hit_decide_path(const u_char *target, size_t len,
     ngx_http_gateway_hit_path_t *path)
@@ -144,7 +153,9 @@ ngx_http_gateway_hit_decide_path(const u_char *target, size_t len,
                 return 0;
             }
             c = (u_char) (hi << 4 | lo);
-            if (c == '/' || c == '\\' || c == '.' || c == '%' || c < 0x20 || c == 0x7f) {
+            if (c == '/' || c == '\\' || c == '.' || c == '%' || c < 0x20
+                || c == 0x7f)
+            {
                 return 0;
             }
             i += 2;
@@ -159,7 +170,8 @@ ngx_http_gateway_hit_decide_path(const u_char *target, size_t len,
 }
 
 
-/* A decided path's segments: no '.' or '..', no empty one but a trailing slash's. */
+/* A decided path's segments: no '.' or '..', no empty one but a trailing
+ * slash's. */
 static int
 ngx_http_gateway_hit_segments(ngx_http_gateway_hit_path_t *path)
 {
@@ -194,14 +206,17 @@ ngx_http_gateway_hit_segments(ngx_http_gateway_hit_path_t *path)
 }
 
 
-/* PERMISSIONS_TEXT's count of rules, <n> (digits, no leading 0, at most RULES_MAX): *p past
- * it. */
+/* PERMISSIONS_TEXT's count of rules, <n> (digits, no leading 0, at most
+ * RULES_MAX): *p past it. */
 static int
-ngx_http_gateway_hit_rules_count(const u_char **p, const u_char *end, size_t *count)
+ngx_http_gateway_hit_rules_count(const u_char **p, const u_char *end,
+    size_t *count)
 {
     const u_char  *q = *p;
 
-    if (q == end || *q < '0' || *q > '9' || (*q == '0' && q + 1 < end && q[1] != ' ')) {
+    if (q == end || *q < '0' || *q > '9'
+        || (*q == '0' && q + 1 < end && q[1] != ' '))
+    {
         return 0;
     }
     for (*count = 0; q < end && *q >= '0' && *q <= '9'; q++) {
@@ -215,12 +230,12 @@ ngx_http_gateway_hit_rules_count(const u_char **p, const u_char *end, size_t *co
 }
 
 
-/* One rule of PERMISSIONS_TEXT at *p: ' ', two hex digits of a mask that is not 0, a pattern
- * from '/' to the next ' ' (parse_rule's head; the pattern's segments are checked as it is
- * matched). *p past it. */
+/* One rule of PERMISSIONS_TEXT at *p: ' ', two hex digits of a mask that is not
+ * 0, a pattern from '/' to the next ' ' (parse_rule's head; the pattern's
+ * segments are checked as it is matched). *p past it. */
 static int
-ngx_http_gateway_hit_parse_rule(const u_char **p, const u_char *end, unsigned *mask,
-    const u_char **pat, const u_char **pat_end)
+ngx_http_gateway_hit_parse_rule(const u_char **p, const u_char *end,
+    unsigned *mask, const u_char **pat, const u_char **pat_end)
 {
     int            hi, lo;
     const u_char  *q = *p;
@@ -245,17 +260,18 @@ ngx_http_gateway_hit_parse_rule(const u_char **p, const u_char *end, unsigned *m
 }
 
 
-/* Whether a pattern matches the path's segments (Lua's matches; its segments checked as
- * parse_rule checks them): 1 or 0; -1 when it is not a pattern. "/" alone is the root only;
- * `*` any segment but an empty one; a final `**` the subtree. Its segments are all read
- * whatever the path, so a pattern is refused the same whether or not it matches. */
+/* Whether a pattern matches the path's segments (Lua's matches; its segments
+ * checked as parse_rule checks them): 1 or 0; -1 when it is not a pattern. "/"
+ * alone is the root only; `*` any segment but an empty one; a final `**` the
+ * subtree. Its segments are all read whatever the path, so a pattern is refused
+ * the same whether or not it matches. */
 static int
 ngx_http_gateway_hit_matches(const u_char *pat, const u_char *pat_end,
     ngx_http_gateway_hit_path_t *path)
 {
     int            ok, subtree, same;
     size_t         seg_i;
-    const u_char  *q, *s;
+    const u_char  *q, *s, *seg;
 
     if (pat_end - pat == 1) {
         return path->nseg == 1 && path->seg_len[0] == 0;
@@ -288,8 +304,8 @@ ngx_http_gateway_hit_matches(const u_char *pat, const u_char *pat_end,
 
         } else {
             /* compared while this pattern can still match */
-            same = ngx_http_gateway_hit_literal(s, q,
-                                                ok ? path->data + path->seg_at[seg_i] : NULL,
+            seg = ok ? path->data + path->seg_at[seg_i] : NULL;
+            same = ngx_http_gateway_hit_literal(s, q, seg,
                                                 ok ? path->seg_len[seg_i] : 0);
             if (same < 0) {
                 return -1;
@@ -306,11 +322,12 @@ ngx_http_gateway_hit_matches(const u_char *pat, const u_char *pat_end,
 }
 
 
-/* A pattern's literal segment from s to end, its bytes beyond ASCII as %XX: 1 when it is the
- * segment `seg` (NULL: not compared, 0), 0 when not, -1 when it is not a literal. */
+/* A pattern's literal segment from s to end, its bytes beyond ASCII as %XX: 1
+ * when it is the segment `seg` (NULL: not compared, 0), 0 when not, -1 when it
+ * is not a literal. */
 static int
-ngx_http_gateway_hit_literal(const u_char *s, const u_char *end, const u_char *seg,
-    size_t seg_len)
+ngx_http_gateway_hit_literal(const u_char *s, const u_char *end,
+    const u_char *seg, size_t seg_len)
 {
     u_char  lit;
     size_t  k;
