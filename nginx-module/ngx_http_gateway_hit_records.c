@@ -92,8 +92,7 @@ ngx_http_gateway_hit_records_keep(const u_char *id, size_t id_len,
     if (!ngx_http_gateway_hit_records_have_version
         || version != ngx_http_gateway_hit_records_at)
     {
-        /* made at another version than the copies: not one of them */
-        return 0;
+        return 0;  /* made at another version: not one of the copies */
     }
 
     /* An empty record is no record (an absent one reads as 0 bytes); and with
