@@ -1,7 +1,8 @@
 /*
- * A key id (a client's row) as the worker's own tables key it: its digits as a number, and
- * where a probe for it starts. Shared by the usage counts (ngx_http_gateway_hit_usage.c) and
- * the record copies (ngx_http_gateway_hit_records.c). Pure C: no nginx types.
+ * A key id (a client's row) as the worker's own tables key it: its digits as a
+ * number, and where a probe for it starts. Shared by the usage counts
+ * (ngx_http_gateway_hit_usage.c) and the record copies
+ * (ngx_http_gateway_hit_records.c). Pure C: no nginx types.
  */
 #ifndef NGX_HTTP_GATEWAY_HIT_IDS_H
 #define NGX_HTTP_GATEWAY_HIT_IDS_H
@@ -14,7 +15,8 @@
 #define NGX_HTTP_GATEWAY_HIT_ID_MAX_DIGITS  15
 
 
-/* The id's digits as a number; 0 for anything else (no id is 0, none starts with 0). */
+/* The id's digits as a number; 0 for anything else (no id is 0, none starts
+ * with 0). */
 static inline uint64_t
 ngx_http_gateway_hit_id_number(const u_char *id, size_t len)
 {
@@ -36,8 +38,9 @@ ngx_http_gateway_hit_id_number(const u_char *id, size_t len)
 }
 
 
-/* The slot a linear probe for `id` starts at in a table of `n` slots (a power of two, at most
- * 2^24). Fibonacci hashing: consecutive ids (how they are made) spread over the table. */
+/* The slot a linear probe for `id` starts at in a table of `n` slots (a power
+ * of two, at most 2^24). Fibonacci hashing: consecutive ids (how they are made)
+ * spread over the table. */
 static inline size_t
 ngx_http_gateway_hit_id_slot(uint64_t id, size_t n)
 {

@@ -1,14 +1,17 @@
 /*
- * This worker's copies of key records (ngx_http_gateway_hit_records.h): one arena of record
- * bytes, appended to, and an open-addressing index of key id → place in the arena. A copy
- * dropped alone (a change) leaves its bytes behind; when they are a quarter of the arena and it
- * is full, every copy goes and the sweep copies them again.
+ * This worker's copies of key records (ngx_http_gateway_hit_records.h): one
+ * arena of record bytes, appended to, and an open-addressing index of key id →
+ * place in the arena. A copy dropped alone (a change) leaves its bytes behind;
+ * when they are a quarter of the arena and it is full, every copy goes and the
+ * sweep copies them again.
  *
- * A slot is 16 bytes: the id (8), the record's offset in the arena (4) and its length (4). The
- * arena is never larger than NGX_HTTP_GATEWAY_HIT_RECORDS_ARENA_CAP (4 GiB - 1), so the end of
- * every record in it, and so its offset and length, fits the slot's 32 bits
- * (docs/decisions/20261202-arena-offsets.md): the limit is cut to it, the growth never plans
- * past it, and a record is placed only when its end is within it.
+ * A slot is 16 bytes: the id (8), the record's offset in the arena (4) and its
+ * length (4). The arena is never larger than
+ * NGX_HTTP_GATEWAY_HIT_RECORDS_ARENA_CAP (4 GiB - 1), so the end of every
+ * record in it, and so its offset and length, fits the slot's 32 bits
+ * (docs/decisions/20261202-arena-offsets.md): the limit is cut to it, the
+ * growth never plans past it, and a record is placed only when its end is
+ * within it.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,7 +26,8 @@
 
 typedef struct {
     uint64_t                       id;       /* 0: empty (ids start at 1) */
-    uint32_t                       offset;   /* offset + len <= ARENA_CAP = UINT32_MAX */
+    /* offset + len <= ARENA_CAP = UINT32_MAX */
+    uint32_t                       offset;
     uint32_t                       len;
 } ngx_http_gateway_hit_records_slot_t;
 
@@ -34,22 +38,22 @@ static int ngx_http_gateway_hit_records_grow_index(void);
 static int ngx_http_gateway_hit_records_grow_arena(size_t need);
 
 static ngx_http_gateway_hit_records_slot_t  *ngx_http_gateway_hit_records_slots;
-static size_t                                ngx_http_gateway_hit_records_nslots;
-static size_t                                ngx_http_gateway_hit_records_used;
-static u_char                               *ngx_http_gateway_hit_records_arena;
-static size_t                                ngx_http_gateway_hit_records_arena_size;
-static size_t                                ngx_http_gateway_hit_records_arena_used;
-static size_t                                ngx_http_gateway_hit_records_dropped;
-static size_t                                ngx_http_gateway_hit_records_max_bytes
+static size_t         ngx_http_gateway_hit_records_nslots;
+static size_t         ngx_http_gateway_hit_records_used;
+static u_char        *ngx_http_gateway_hit_records_arena;
+static size_t         ngx_http_gateway_hit_records_arena_size;
+static size_t         ngx_http_gateway_hit_records_arena_used;
+static size_t         ngx_http_gateway_hit_records_dropped;
+static size_t         ngx_http_gateway_hit_records_max_bytes
     = NGX_HTTP_GATEWAY_HIT_RECORDS_MAX_BYTES;
-static double                                ngx_http_gateway_hit_records_at;
-static int                                   ngx_http_gateway_hit_records_have_version;
-static unsigned long                         ngx_http_gateway_hit_records_generations;
+static double         ngx_http_gateway_hit_records_at;
+static int            ngx_http_gateway_hit_records_have_version;
+static unsigned long  ngx_http_gateway_hit_records_generations;
 
 
 int
-ngx_http_gateway_hit_records_find(const u_char *id, size_t id_len, double version,
-    const u_char **rec, size_t *len)
+ngx_http_gateway_hit_records_find(const u_char *id, size_t id_len,
+    double version, const u_char **rec, size_t *len)
 {
     uint64_t                              key;
     ngx_http_gateway_hit_records_slot_t  *slot;
@@ -65,8 +69,9 @@ ngx_http_gateway_hit_records_find(const u_char *id, size_t id_len, double versio
         return 0;
     }
 
-    slot = ngx_http_gateway_hit_records_slot(ngx_http_gateway_hit_records_slots,
-                                             ngx_http_gateway_hit_records_nslots, key);
+    slot = ngx_http_gateway_hit_records_slot(
+               ngx_http_gateway_hit_records_slots,
+               ngx_http_gateway_hit_records_nslots, key);
     if (slot->id == 0) {
         return 0;
     }
@@ -78,8 +83,8 @@ ngx_http_gateway_hit_records_find(const u_char *id, size_t id_len, double versio
 
 
 int
-ngx_http_gateway_hit_records_keep(const u_char *id, size_t id_len, double version,
-    const u_char *rec, size_t len)
+ngx_http_gateway_hit_records_keep(const u_char *id, size_t id_len,
+    double version, const u_char *rec, size_t len)
 {
     uint64_t                              key;
     ngx_http_gateway_hit_records_slot_t  *slot;
@@ -87,11 +92,12 @@ ngx_http_gateway_hit_records_keep(const u_char *id, size_t id_len, double versio
     if (!ngx_http_gateway_hit_records_have_version
         || version != ngx_http_gateway_hit_records_at)
     {
-        return 0;  /* made at another version than the copies: not one of them */
+        return 0;  /* made at another version: not one of the copies */
     }
 
-    /* An empty record is no record (an absent one reads as 0 bytes); and with nothing kept yet
-     * the arena is NULL, where even adding 0 is undefined (found by fuzz_worker_tables). */
+    /* An empty record is no record (an absent one reads as 0 bytes); and with
+     * nothing kept yet the arena is NULL, where even adding 0 is undefined
+     * (found by fuzz_worker_tables). */
     key = ngx_http_gateway_hit_id_number(id, id_len);
     if (key == 0 || len == 0) {
         return 0;
@@ -99,26 +105,30 @@ ngx_http_gateway_hit_records_keep(const u_char *id, size_t id_len, double versio
 
     slot = ngx_http_gateway_hit_records_nslots == 0
            ? NULL
-           : ngx_http_gateway_hit_records_slot(ngx_http_gateway_hit_records_slots,
-                                               ngx_http_gateway_hit_records_nslots, key);
+           : ngx_http_gateway_hit_records_slot(
+                 ngx_http_gateway_hit_records_slots,
+                 ngx_http_gateway_hit_records_nslots, key);
     if (slot != NULL && slot->id != 0) {
         return 0;  /* kept already */
     }
 
     /* At most half full, so a probe always ends at an empty slot. */
-    if (2 * (ngx_http_gateway_hit_records_used + 1) > ngx_http_gateway_hit_records_nslots
+    if (2 * (ngx_http_gateway_hit_records_used + 1)
+            > ngx_http_gateway_hit_records_nslots
         && ngx_http_gateway_hit_records_grow_index() != 0)
     {
         return -1;
     }
 
-    if (len > ngx_http_gateway_hit_records_arena_size - ngx_http_gateway_hit_records_arena_used
+    if (len > ngx_http_gateway_hit_records_arena_size
+              - ngx_http_gateway_hit_records_arena_used
         && ngx_http_gateway_hit_records_grow_arena(len) != 0)
     {
-        /* Full, a quarter of it the bytes of copies dropped alone: start again (the sweep
-         * copies the records anew, without the holes). */
+        /* Full, a quarter of it the bytes of copies dropped alone: start again
+         * (the sweep copies the records anew, without the holes). */
         if (ngx_http_gateway_hit_records_dropped == 0
-            || ngx_http_gateway_hit_records_dropped < ngx_http_gateway_hit_records_arena_used / 4)
+            || ngx_http_gateway_hit_records_dropped
+               < ngx_http_gateway_hit_records_arena_used / 4)
         {
             return -1;
         }
@@ -128,18 +138,23 @@ ngx_http_gateway_hit_records_keep(const u_char *id, size_t id_len, double versio
         }
     }
 
-    /* Its end within the cap: the offset and length fit the slot's 32 bits. (The arena is
-     * never larger than the cap: this holds whenever the bytes fit, checked all the same.) */
-    if (!ngx_http_gateway_hit_records_fits(ngx_http_gateway_hit_records_arena_used, len)) {
+    /* Its end within the cap: the offset and length fit the slot's 32 bits.
+     * (The arena is never larger than the cap: this holds whenever the bytes
+     * fit, checked all the same.) */
+    if (!ngx_http_gateway_hit_records_fits(
+             ngx_http_gateway_hit_records_arena_used, len))
+    {
         return -1;
     }
 
-    /* Looked up again: growing the index moved every slot, starting over emptied them. */
-    slot = ngx_http_gateway_hit_records_slot(ngx_http_gateway_hit_records_slots,
-                                             ngx_http_gateway_hit_records_nslots, key);
+    /* Looked up again: growing the index moved every slot, starting over
+     * emptied them. */
+    slot = ngx_http_gateway_hit_records_slot(
+               ngx_http_gateway_hit_records_slots,
+               ngx_http_gateway_hit_records_nslots, key);
 
-    memcpy(ngx_http_gateway_hit_records_arena + ngx_http_gateway_hit_records_arena_used, rec,
-           len);
+    memcpy(ngx_http_gateway_hit_records_arena
+           + ngx_http_gateway_hit_records_arena_used, rec, len);
     slot->id = key;
     slot->offset = (uint32_t) ngx_http_gateway_hit_records_arena_used;
     slot->len = (uint32_t) len;
@@ -170,7 +185,8 @@ ngx_http_gateway_hit_records_start(double version)
 
 
 int
-ngx_http_gateway_hit_records_follow(const u_char *text, size_t len, double version)
+ngx_http_gateway_hit_records_follow(const u_char *text, size_t len,
+    double version)
 {
     size_t    i, start;
     uint64_t  tag, key;
@@ -181,7 +197,8 @@ ngx_http_gateway_hit_records_follow(const u_char *text, size_t len, double versi
         return 0;
     }
 
-    /* The version the text is for: digits up to the first space, the whole number. */
+    /* The version the text is for: digits up to the first space, the whole
+     * number. */
     tag = 0;
     for (i = 0; i < len && text[i] != ' '; i++) {
         if (text[i] < '0' || text[i] > '9' || i >= 16) {
@@ -193,8 +210,9 @@ ngx_http_gateway_hit_records_follow(const u_char *text, size_t len, double versi
         return 0;
     }
 
-    /* Then " <id>" per id changed; "*" (or anything not an id) is not a list. Ids are dropped
-     * as they are read: on a 0 the caller drops the rest too. */
+    /* Then " <id>" per id changed; "*" (or anything not an id) is not a list.
+     * Ids are dropped as they are read: on a 0 the caller drops the rest too.
+     */
     while (i < len) {
         if (text[i] != ' ') {
             return 0;
@@ -225,9 +243,9 @@ ngx_http_gateway_hit_records_generation(void)
 size_t
 ngx_http_gateway_hit_records_limit(size_t bytes)
 {
-    ngx_http_gateway_hit_records_max_bytes = bytes < NGX_HTTP_GATEWAY_HIT_RECORDS_ARENA_CAP
-                                             ? bytes
-                                             : NGX_HTTP_GATEWAY_HIT_RECORDS_ARENA_CAP;
+    ngx_http_gateway_hit_records_max_bytes =
+        bytes < NGX_HTTP_GATEWAY_HIT_RECORDS_ARENA_CAP
+        ? bytes : NGX_HTTP_GATEWAY_HIT_RECORDS_ARENA_CAP;
     return ngx_http_gateway_hit_records_max_bytes;
 }
 
@@ -241,7 +259,8 @@ ngx_http_gateway_hit_records_fits(size_t offset, size_t len)
 
 
 size_t
-ngx_http_gateway_hit_records_arena_next(size_t size, size_t used, size_t need, size_t max)
+ngx_http_gateway_hit_records_arena_next(size_t size, size_t used, size_t need,
+    size_t max)
 {
     size_t  next;
 
@@ -254,8 +273,8 @@ ngx_http_gateway_hit_records_arena_next(size_t size, size_t used, size_t need, s
         return 0;
     }
 
-    /* Doubled (the first: the smallest arena) until they fit, never past the limit; no sum or
-     * product here can wrap. */
+    /* Doubled (the first: the smallest arena) until they fit, never past the
+     * limit; no sum or product here can wrap. */
     next = size == 0 ? NGX_HTTP_GATEWAY_HIT_RECORDS_MIN_ARENA
                      : (size > max / 2 ? max : 2 * size);
     while (next < max && next - used < need) {
@@ -298,10 +317,11 @@ ngx_http_gateway_hit_records_release(void)
 }
 
 
-/* The slot of `id`, or the empty slot where it goes (linear probing; n a power of two). */
+/* The slot of `id`, or the empty slot where it goes (linear probing; n a power
+ * of two). */
 static ngx_http_gateway_hit_records_slot_t *
-ngx_http_gateway_hit_records_slot(ngx_http_gateway_hit_records_slot_t *slots, size_t n,
-    uint64_t id)
+ngx_http_gateway_hit_records_slot(ngx_http_gateway_hit_records_slot_t *slots,
+    size_t n, uint64_t id)
 {
     size_t  i;
 
@@ -313,8 +333,9 @@ ngx_http_gateway_hit_records_slot(ngx_http_gateway_hit_records_slot_t *slots, si
 }
 
 
-/* Drops the copy of `id`, if any: the slots after it in its run move back where a probe for
- * them still finds them (deletion from linear probing without markers). */
+/* Drops the copy of `id`, if any: the slots after it in its run move back where
+ * a probe for them still finds them (deletion from linear probing without
+ * markers). */
 static void
 ngx_http_gateway_hit_records_drop(uint64_t id)
 {
@@ -327,7 +348,8 @@ ngx_http_gateway_hit_records_drop(uint64_t id)
 
     slots = ngx_http_gateway_hit_records_slots;
     mask = ngx_http_gateway_hit_records_nslots - 1;
-    i = (size_t) (ngx_http_gateway_hit_records_slot(slots, mask + 1, id) - slots);
+    i = (size_t) (ngx_http_gateway_hit_records_slot(slots, mask + 1, id)
+                  - slots);
     if (slots[i].id == 0) {
         return;
     }
@@ -337,7 +359,7 @@ ngx_http_gateway_hit_records_drop(uint64_t id)
 
     for (j = (i + 1) & mask; slots[j].id != 0; j = (j + 1) & mask) {
         home = ngx_http_gateway_hit_id_slot(slots[j].id, mask + 1);
-        /* It stays when its probe starts after the hole, cyclically in (i, j]. */
+        /* It stays when its probe starts after the hole: in (i, j], cyclic. */
         if (i <= j ? (i < home && home <= j) : (i < home || home <= j)) {
             continue;
         }
@@ -354,8 +376,9 @@ ngx_http_gateway_hit_records_grow_index(void)
     size_t                                n, i;
     ngx_http_gateway_hit_records_slot_t  *slots, *from;
 
-    n = ngx_http_gateway_hit_records_nslots == 0 ? NGX_HTTP_GATEWAY_HIT_RECORDS_MIN_SLOTS
-                                                 : 2 * ngx_http_gateway_hit_records_nslots;
+    n = ngx_http_gateway_hit_records_nslots == 0
+        ? NGX_HTTP_GATEWAY_HIT_RECORDS_MIN_SLOTS
+        : 2 * ngx_http_gateway_hit_records_nslots;
     if (n > NGX_HTTP_GATEWAY_HIT_RECORDS_MAX_SLOTS) {
         return -1;
     }
@@ -385,10 +408,10 @@ ngx_http_gateway_hit_records_grow_arena(size_t need)
     size_t   size;
     u_char  *arena;
 
-    size = ngx_http_gateway_hit_records_arena_next(ngx_http_gateway_hit_records_arena_size,
-                                                   ngx_http_gateway_hit_records_arena_used,
-                                                   need,
-                                                   ngx_http_gateway_hit_records_max_bytes);
+    size = ngx_http_gateway_hit_records_arena_next(
+               ngx_http_gateway_hit_records_arena_size,
+               ngx_http_gateway_hit_records_arena_used, need,
+               ngx_http_gateway_hit_records_max_bytes);
     if (size == 0) {
         return -1;
     }

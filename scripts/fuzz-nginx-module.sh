@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The nginx module's libFuzzer targets (nginx-module/fuzz/, docs/decisions/20261125-hit-in-c.md):
-# its pure parts (ngx_http_gateway_hit_parse.c, the worker's tables in _records.c and _usage.c)
+# its pure parts (the parsers in ngx_http_gateway_hit_parse_*.c, one per target, the permissions
+# in _permissions.c, the worker's tables in _records.c and _usage.c)
 # built with Debian's clang-14 and libFuzzer, with
 # AddressSanitizer and UndefinedBehaviorSanitizer, into build/fuzz/.
 #
@@ -16,6 +17,12 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SRC="$ROOT/nginx-module"
 OUT="$ROOT/build/fuzz"
 TARGETS=(fuzz_screen fuzz_api_key fuzz_records fuzz_limit fuzz_worker_tables fuzz_path)
+# The module's pure parts (no nginx types), as nginx-module/config lists them: every target
+# links them all.
+PURE=(ngx_http_gateway_hit_parse_screen.c ngx_http_gateway_hit_parse_path.c
+  ngx_http_gateway_hit_parse_api_key.c ngx_http_gateway_hit_parse_limit.c
+  ngx_http_gateway_hit_parse_records.c ngx_http_gateway_hit_permissions.c
+  ngx_http_gateway_hit_records.c ngx_http_gateway_hit_usage.c)
 CC="${FUZZ_CC:-clang-14}"
 
 die() {
@@ -30,8 +37,7 @@ build() {
     # -fno-sanitize-recover: undefined behaviour stops the run like a crash does.
     "$CC" -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
       -fno-sanitize-recover=all -I"$SRC" \
-      "$SRC/ngx_http_gateway_hit_parse.c" "$SRC/ngx_http_gateway_hit_records.c" \
-      "$SRC/ngx_http_gateway_hit_usage.c" "$SRC/fuzz/$target.c" -lcrypto -o "$OUT/$target.tmp"
+      "${PURE[@]/#/$SRC/}" "$SRC/fuzz/$target.c" -lcrypto -o "$OUT/$target.tmp"
     mv "$OUT/$target.tmp" "$OUT/$target"
     printf '%s\n' "$OUT/$target"
   done

@@ -1,8 +1,10 @@
 /*
- * libFuzzer target: the API key parser (ngx_http_gateway_hit_parse_api_key) against the Lua
- * code's own definition of the issued shape (lua/gateway/access.lua's API_KEY pattern,
- * ^[Aa][Pp][Kk] +([1-9][0-9]{0,14})\.([A-Za-z0-9_-]{43})\z), matched here another way: the
- * module may pass only what Lua would parse, and must find the same id and secret.
+ * libFuzzer target: the API key parser (ngx_http_gateway_hit_parse_api_key)
+ * against the Lua code's own definition of the issued shape
+ * (lua/gateway/access.lua's API_KEY pattern, ^[Aa][Pp][Kk]
+ * +([1-9][0-9]{0,14})\.([A-Za-z0-9_-]{43})\z), matched here another way: the
+ * module may pass only what Lua would parse, and must find the same id and
+ * secret.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,8 +19,9 @@ is_secret_char(unsigned char c)
            || c == '-' || c == '_';
 }
 
-/* The pattern, from the end: 43 secret characters, a dot, 1-15 digits not starting with 0,
- * at least one space, "apk" in any case, and nothing before. */
+/* The pattern, from the end: 43 secret characters, a dot, 1-15 digits not
+ * starting with 0, at least one space, "apk" in any case, and nothing before.
+ */
 static int
 lua_parses(const unsigned char *p, size_t n, size_t *id_at, size_t *id_len)
 {

@@ -1,8 +1,9 @@
 /*
  * libFuzzer target: a client's rate limit (ngx_http_gateway_hit_parse_limit, as
- * lua/gateway/ratelimit.lua's parse reads it: ^[1-9]%d{0,9} [1-9]%d{0,4}$, at most a day) and
- * the window key built from it (ngx_http_gateway_hit_window_key, against snprintf). The input:
- * 8 bytes of a window index, then the limit's text; the row is the limit's text too.
+ * lua/gateway/ratelimit.lua's parse reads it: ^[1-9]%d{0,9} [1-9]%d{0,4}$, at
+ * most a day) and the window key built from it
+ * (ngx_http_gateway_hit_window_key, against snprintf). The input: 8 bytes of a
+ * window index, then the limit's text; the row is the limit's text too.
  */
 #include <stdint.h>
 #include <stdio.h>

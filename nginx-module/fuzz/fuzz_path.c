@@ -1,7 +1,8 @@
 /*
- * libFuzzer target: ngx_http_gateway_hit_plain_path on any bytes, as a request target. Checked:
- * no read outside the bytes (ASan), and a path it passes has, up to '?', no '%', space or byte
- * past ASCII and no segment of three or more dots alone (checked plainly below), so nothing
+ * libFuzzer target: ngx_http_gateway_hit_plain_path on any bytes, as a request
+ * target. Checked: no read outside the bytes (ASan), and a path it passes has,
+ * up to '?', no '%', space or byte past ASCII and no segment of three or more
+ * dots alone (checked plainly below), so nothing
  * lua/gateway/request_check.lua's bad_path refuses is decided by the module.
  */
 #include <stdint.h>

@@ -1,10 +1,12 @@
 /*
- * libFuzzer target: what the module reads from shared memory, as any bytes could be there (a
- * damaged or hostile record must be Lua's, never a read outside it or a pass it does not
- * earn): a learnt key record (ngx_http_gateway_hit_parse_key_record), a key table record
- * (_parse_key_table_record), a cached decision (_parse_decision), and a client's permissions
- * against a request target (_permits). The input: a selector byte, the secret's 32-byte digest,
- * 4 bytes of "now" (s), then the record.
+ * libFuzzer target: what the module reads from shared memory, as any bytes
+ * could be there (a damaged or hostile record must be Lua's, never a read
+ * outside it or a pass it does not earn): a learnt key record
+ * (ngx_http_gateway_hit_parse_key_record), a key table record
+ * (_parse_key_table_record), a cached decision (_parse_decision), and a
+ * client's permissions against a request target (_permits). The input: a
+ * selector byte, the secret's 32-byte digest, 4 bytes of "now" (s), then the
+ * record.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -67,7 +69,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     switch (data[0] % 4) {
     case 3:
-        /* permissions: the record is "<rules>\n<target>", the method the digest's first byte's */
+        /* permissions: the record is "<rules>\n<target>", the method the
+         * digest's first byte's */
         {
             static const char  *methods[] = { "GET", "HEAD", "POST", "DELETE", "TRACE" };
             const char         *m = methods[digest[0] % 5];
@@ -104,7 +107,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                                         &identity))
         {
             check_identity(&identity, rec, len, &id);
-            /* a record that passes: this version, not gone, and one of its hashes the digest */
+            /* a record that passes: this version, not gone, and one of its
+             * hashes the digest */
             if (len < 2 || rec[0] != GW_KEY_RECORD_VERSION || (rec[1] & GW_KEY_RECORD_GONE)) {
                 abort();
             }

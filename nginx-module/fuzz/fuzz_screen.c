@@ -1,8 +1,9 @@
 /*
- * libFuzzer target: the header screens (ngx_http_gateway_hit_screen_block, _screen_value) on any
- * bytes, as nginx leaves a header block in its buffer (NULs over colons and value ends) or as it
- * decoded an HTTP/2 value. Checked: no read outside the bytes (ASan), and what the block screen
- * passes is what the screen says it passes (checked_block below, written plainly).
+ * libFuzzer target: the header screens (ngx_http_gateway_hit_screen_block,
+ * _screen_value) on any bytes, as nginx leaves a header block in its buffer
+ * (NULs over colons and value ends) or as it decoded an HTTP/2 value. Checked:
+ * no read outside the bytes (ASan), and what the block screen passes is what
+ * the screen says it passes (checked_block below, written plainly).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,8 +18,9 @@ is_token(unsigned char c)
            || (c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL);
 }
 
-/* Every line the screen passed: a token, ':' or NUL, blanks, a value without control bytes but
- * tab that does not start with NUL, CR or LF. Only the facts a passed block must have. */
+/* Every line the screen passed: a token, ':' or NUL, blanks, a value without
+ * control bytes but tab that does not start with NUL, CR or LF. Only the facts
+ * a passed block must have. */
 static void
 check_passed_block(const unsigned char *p, const unsigned char *end)
 {
@@ -66,7 +68,8 @@ check_passed_block(const unsigned char *p, const unsigned char *end)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    /* A copy the screens may not read past (libFuzzer's own buffer is exact too). */
+    /* A copy the screens may not read past (libFuzzer's own buffer is exact
+     * too). */
     unsigned char  *copy = malloc(size ? size : 1);
     size_t          i;
     int             control = 0;

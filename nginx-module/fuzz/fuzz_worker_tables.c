@@ -1,19 +1,23 @@
 /*
- * libFuzzer target: the worker's own tables, the record copies (ngx_http_gateway_hit_records.c)
- * and the usage counts (ngx_http_gateway_hit_usage.c), driven by a sequence of operations read
- * from the input and checked against a plain model: a find gives back exactly the bytes kept
- * for that id at that version (or nothing), every count comes out of the takes once.
+ * libFuzzer target: the worker's own tables, the record copies
+ * (ngx_http_gateway_hit_records.c) and the usage counts
+ * (ngx_http_gateway_hit_usage.c), driven by a sequence of operations read from
+ * the input and checked against a plain model: a find gives back exactly the
+ * bytes kept for that id at that version (or nothing), every count comes out of
+ * the takes once.
  *
- * Operations, one byte each then their arguments: keep (id, version, record), find (id,
- * version), forget, count (row), take (a buffer size, until a take gives nothing), start
- * (version), follow (a change's text built from the input: the next version or another, ids,
- * and sometimes a flaw; a 0 starts the copies over, as the module does), follow with the raw
- * bytes of the input as text, limit (the arena's bytes, small, so that full arenas and the
- * start-over of one full of dropped copies are reached).
+ * Operations, one byte each then their arguments: keep (id, version, record),
+ * find (id, version), forget, count (row), take (a buffer size, until a take
+ * gives nothing), start (version), follow (a change's text built from the
+ * input: the next version or another, ids, and sometimes a flaw; a 0 starts the
+ * copies over, as the module does), follow with the raw bytes of the input as
+ * text, limit (the arena's bytes, small, so that full arenas and the start-over
+ * of one full of dropped copies are reached).
  *
- * Once, before the first input: the arena's arithmetic past 4 GiB (check_past_4g), with the
- * sizes as numbers, nothing allocated: a slot's offset is 32 bits, and an arena allowed to grow
- * past 4 GiB (a key_table.size of 8g) placed records at offsets that wrapped.
+ * Once, before the first input: the arena's arithmetic past 4 GiB
+ * (check_past_4g), with the sizes as numbers, nothing allocated: a slot's
+ * offset is 32 bits, and an arena allowed to grow past 4 GiB (a key_table.size
+ * of 8g) placed records at offsets that wrapped.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -27,7 +31,8 @@
 #define MODEL_IDS  32
 #define VERSIONS   8
 
-/* The model: ids are small numbers here, "1".."32" (and invalid ones, never kept). */
+/* The model: ids are small numbers here, "1".."32" (and invalid ones, never
+ * kept). */
 static struct {
     int            have_version;
     double         version;
@@ -53,9 +58,10 @@ take_byte(input_t *in, uint8_t *b)
     return 1;
 }
 
-/* The id of each model index: 1..16 themselves; 17..32 ids whose probes start at one slot, or
- * at the next one, of the tables' smallest index (4096 slots), so that copies collide and a
- * copy dropped from the middle of a run is exercised (consecutive ids never collide). */
+/* The id of each model index: 1..16 themselves; 17..32 ids whose probes start
+ * at one slot, or at the next one, of the tables' smallest index (4096 slots),
+ * so that copies collide and a copy dropped from the middle of a run is
+ * exercised (consecutive ids never collide). */
 static uint64_t  idmap[MODEL_IDS + 1];
 
 static void
@@ -94,8 +100,8 @@ model_index(unsigned long row)
     return 0;
 }
 
-/* An id's text from one byte: one of the model's mostly, sometimes "0", "07" or "1x" (never
- * valid) or nothing. */
+/* An id's text from one byte: one of the model's mostly, sometimes "0", "07" or
+ * "1x" (never valid) or nothing. */
 static size_t
 id_text(uint8_t b, char *buf, int *n)
 {
@@ -122,11 +128,13 @@ id_text(uint8_t b, char *buf, int *n)
 #if SIZE_MAX > UINT32_MAX
 #define GIB  ((size_t) 1 << 30)
 
-/* The arena's growth as _keep drives it, from empty with a limit of 8 GiB, records of 2 KiB
- * (the module's buffer), sizes as numbers: every record's place fits a slot's 32 bits and comes
- * back from them whole (the offsets reach past 2^31 up to the cap), the arena stops at the cap,
- * full; and the growth's property over sizes, places, needs and limits past 4 GiB. Without the
- * cap the growth plans 8 GiB and a record's offset past 2^32 comes back as another place. */
+/* The arena's growth as _keep drives it, from empty with a limit of 8 GiB,
+ * records of 2 KiB (the module's buffer), sizes as numbers: every record's
+ * place fits a slot's 32 bits and comes back from them whole (the offsets reach
+ * past 2^31 up to the cap), the arena stops at the cap, full; and the growth's
+ * property over sizes, places, needs and limits past 4 GiB. Without the cap the
+ * growth plans 8 GiB and a record's offset past 2^32 comes back as another
+ * place. */
 static void
 check_past_4g(void)
 {
@@ -289,10 +297,11 @@ model_start(double version)
     model.version = version;
 }
 
-/* A change's text from the input: a byte of shape (the next version or another; a flaw: a "*",
- * a letter, a doubled space, an id 0), a count of ids, one byte each. The code must follow it
- * exactly when it is the next version's clean list, dropping the ids named, and refuse it
- * otherwise (then the copies start over, as the module starts them). */
+/* A change's text from the input: a byte of shape (the next version or another;
+ * a flaw: a "*", a letter, a doubled space, an id 0), a count of ids, one byte
+ * each. The code must follow it exactly when it is the next version's clean
+ * list, dropping the ids named, and refuse it otherwise (then the copies start
+ * over, as the module starts them). */
 static int
 follow_built(input_t *in)
 {
@@ -488,7 +497,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             } else if (!model.have_version || model.version + 1 != v % VERSIONS) {
                 abort();  /* followed from a version the copies are not at */
             } else {
-                /* which ids the bytes named is the parser's to say: start the model over */
+                /* which ids the bytes named is the parser's to say: start the
+                 * model over */
                 model_start(v % VERSIONS);
             }
             in.p += len;

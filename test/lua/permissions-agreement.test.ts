@@ -84,7 +84,7 @@ async function judgeInLua(cases: Case[]): Promise<Judged[]> {
   return (await res.json()) as Judged[];
 }
 
-/** Runs the module's matcher on each case: a driver over ngx_http_gateway_hit_parse.c. */
+/** Runs the module's matcher on each case: a driver over ngx_http_gateway_hit_permissions.c. */
 async function permitsInC(cases: { text: string; method: string; target: string }[]) {
   const driver = join(home, 'permits.c');
   const exe = join(home, 'permits');
@@ -115,7 +115,7 @@ int main(void) {
   await new Promise<void>((resolve, reject) =>
     execFile(
       'gcc',
-      ['-O1', '-I', src, join(src, 'ngx_http_gateway_hit_parse.c'), driver, '-lcrypto', '-o', exe],
+      ['-O1', '-I', src, join(src, 'ngx_http_gateway_hit_permissions.c'), driver, '-o', exe],
       (err, _out, stderr) => (err ? reject(new Error(stderr)) : resolve()),
     ),
   );
