@@ -1,6 +1,6 @@
 -- Cases for lua/gateway/key_table.lua's pure parts, run inside nginx by test/lua/run.lua. The
--- bytes are built as sidecar/replica/key-record-bytes.ts writes them (common/contract.ts
--- KEY_RECORD); test/unit/sidecar/key-record-bytes.test.ts pins the writer to the same bytes.
+-- bytes are built as sidecar/replica/key-record-bytes.ts writes them (common/contract/key-table.ts
+-- KEY_RECORD); test/unit/replica/key-record-bytes.test.ts pins the writer to the same bytes.
 local case, eq = ...
 local key_table = require("gateway.key_table")
 
