@@ -20,6 +20,7 @@ export default {
     'sidecar/oidc/verifier.ts',
     'generator/nginx-literal.ts',
     'common/contract.ts',
+    'common/contract/*.ts',
     'common/gateway-errors.ts',
     'generator/lua-contract.ts',
     'generator/template-model.ts',

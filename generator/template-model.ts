@@ -455,7 +455,7 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
  * Where the Lua code can reach the sidecar by itself: a unix socket or an IPv4 literal, which a
  * cosocket connects to as written, or a DNS name (the containers' `gateway:8081`), which nginx's
  * master resolves first (`resolve`), when it loads the configuration, as it resolves the same
- * name in the upstream block (lua/gateway/sidecar_address.lua). An IPv6 literal: empty, and the
+ * name in the upstream block (lua/gateway/sidecar/address.lua). An IPv6 literal: empty, and the
  * Lua code asks through the control socket's /auth (one hop more).
  */
 function directSidecar(settings: Settings): { address: string; resolve: boolean } {

@@ -4,9 +4,9 @@
 // test/lua/lua.test.ts (the cases in test/lua/cases/, run inside the real nginx). A mutant is
 // killed when that test fails. Not in CI: each mutant starts nginx and vitest (about 10 s).
 //
-//   npm run mutation:lua                         every file below
-//   npm run mutation:lua -- lua/gateway/entry.lua only that file (any of the files below)
-//   npm run mutation:lua -- --list               print the mutants, run nothing
+//   npm run mutation:lua                                  every file below
+//   npm run mutation:lua -- lua/gateway/decision_entry.lua only that file (any of the files below)
+//   npm run mutation:lua -- --list                        print the mutants, run nothing
 //
 // The file under test is restored after every mutant, on Ctrl-C, and at the next start should
 // a run ever die between writing a mutant and restoring it (the original is kept in BACKUP_DIR).
@@ -21,12 +21,12 @@ const TIMEOUT_MS = 120_000;
 
 /** The files and the line ranges (1-based, inclusive) holding their pure functions. */
 const TARGETS = [
-  { file: 'lua/gateway/entry.lua', lines: [1, Infinity] },
+  { file: 'lua/gateway/decision_entry.lua', lines: [1, Infinity] },
   // init() reads /dev/urandom in nginx's master: not reachable from the cases.
-  { file: 'lua/gateway/keying.lua', lines: [18, Infinity] },
+  { file: 'lua/gateway/decision_key.lua', lines: [18, Infinity] },
   { file: 'lua/gateway/request_check.lua', lines: [1, Infinity] },
   // build_request, parse_status, parse_header, parse_chunk_size; the rest uses a socket.
-  { file: 'lua/gateway/sidecar_http.lua', lines: [1, 49] },
+  { file: 'lua/gateway/sidecar/http.lua', lines: [1, 49] },
 ];
 
 const SWAPS = {

@@ -6,7 +6,7 @@
 //   modules it imports from there.
 // See docs/decisions/20261123-console.md.
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -28,8 +28,9 @@ function vendorLitHtml() {
 }
 
 /**
- * Copies dist/common/<name> and every module it imports, which must be siblings in
- * dist/common/ (`./x.js`): a bare or `node:` import would not load in the browser.
+ * Copies dist/common/<name> and every module it imports, which must be in dist/common/ or a
+ * folder of it (`./x.js`, `./contract/x.js`, `../x.js` from there): a bare or `node:` import
+ * would not load in the browser.
  */
 function vendorShared() {
   const from = join(root, 'dist', 'common');
@@ -51,14 +52,16 @@ function vendorShared() {
     for (const [, spec] of source.matchAll(
       /^\s*(?:import|export)\b[^;]*?\bfrom\s*['"]([^'"]+)['"]/gm,
     )) {
-      if (!/^\.\/[\w.-]+\.js$/.test(spec))
+      const target = posix.normalize(posix.join(posix.dirname(name), spec));
+      if (!/^\.\.?\/[\w./-]+\.js$/.test(spec) || target.startsWith('..'))
         throw new Error(
-          `dist/common/${name} imports ${spec}: the console can load only ./*.js of common/`,
+          `dist/common/${name} imports ${spec}: the console can load only *.js of common/`,
         );
-      pending.push(spec.slice(2));
+      pending.push(target);
     }
     if (/^\s*import\s*['"(]/m.test(source))
       throw new Error(`dist/common/${name} has an import the console cannot follow`);
+    mkdirSync(dirname(join(into, name)), { recursive: true });
     writeFileSync(join(into, name), withoutSourceMap(source));
   }
 }

@@ -2,33 +2,35 @@
 -- cached decision, an API key against its key record, a request without credentials), then
 -- the failure budgets, then the sidecar, asked in one hop. Fails closed: whatever is not a
 -- clear "yes" from memory or from the sidecar is refused (docs/decisions/20261125-miss-path.md).
--- The flow; how nginx refuses is gateway.refusal's, how the sidecar is asked gateway.sidecar's.
+-- The flow; how nginx refuses is gateway.refusal's, how the sidecar is asked
+-- gateway.sidecar.ask's, what an API key looks like gateway.credentials'.
 local budget = require("gateway.budget")
 local contract = require("gateway.contract")
 local cache = require("gateway.cache")
-local entry = require("gateway.entry")
+local credentials = require("gateway.credentials")
+local decision_entry = require("gateway.decision_entry")
+local decision_key = require("gateway.decision_key")
+local key_records = require("gateway.key_records")
 local key_table = require("gateway.key_table")
-local keying = require("gateway.keying")
-local keys = require("gateway.keys")
 local metrics = require("gateway.metrics")
 local permissions = require("gateway.permissions")
 local ratelimit = require("gateway.ratelimit")
 local refusal = require("gateway.refusal")
 local request_check = require("gateway.request_check")
 local sha256 = require("gateway.sha256")
-local sidecar = require("gateway.sidecar")
+local sidecar = require("gateway.sidecar.ask")
 local usage = require("gateway.usage")
 
 local M = {}
 
-local bor = require("bit").bor
-local byte, find, sub = string.byte, string.find, string.sub
+local find = string.find
 local answers = contract.answers
 -- This worker's counters (gateway.metrics flushes them): one field increment per request.
 local counts = metrics.counts
 local var_names = contract.toggle_variables
 local refuse, relay_refusal, too_many = refusal.refuse, refusal.relay, refusal.too_many
 local GUESS = refusal.GUESS
+local parse_api_key = credentials.parse_api_key
 
 local function use(identity)
   local var = ngx.var
@@ -94,31 +96,6 @@ local function identity_from(header)
   return identity
 end
 
--- `apk <id>.<secret>` in the only shape a key is issued in (an id that is a safe integer, a
--- 43-character base64url secret) -> id, secret. Anything else is the sidecar's to judge (it
--- says why it is malformed). Byte compares and finds without captures: every guessed key of a
--- flood comes this way, and ngx.re.match with captures ran in LuaJIT's interpreter here (its
--- capture loop aborts the trace): 1.6 µs a key against 0.4 µs.
--- Agrees with the PCRE form ^[Aa][Pp][Kk] +([1-9][0-9]{0,14})\.([A-Za-z0-9_-]{43})\z (the
--- Lua cases compare the two on random text).
-local SECRET_CHARS = 43
-local REST = "^[1-9]%d*%.[A-Za-z0-9_%-]+$"
-function M.parse_api_key(credential)
-  local a, p, k, space = byte(credential, 1, 4)
-  -- `bor(x, 32)`: the letter in lower case (and no other byte maps to it).
-  if space ~= 32 or bor(a, 32) ~= 97 or bor(p, 32) ~= 112 or bor(k, 32) ~= 107 then
-    return nil
-  end
-  -- Past the spaces (a find, not a loop: a loop here stops LuaJIT compiling the caller).
-  local at = find(credential, "[^ ]", 5)
-  local dot = at and find(credential, ".", at, true)
-  if not dot or dot - at > 15 or #credential - dot ~= SECRET_CHARS
-      or not find(credential, REST, at) then
-    return nil
-  end
-  return sub(credential, at, dot - 1), sub(credential, dot + 1)
-end
-
 -- Step 2, deciding from memory: a request without a credential, an API key against its key
 -- record, a cached decision. Returns true when it answered (a refusal, or a "yes" used); else
 -- the key a "yes" from the sidecar is to be cached under (nil: none) and whether the secret is
@@ -127,7 +104,7 @@ end
 -- refused, passed, or (management) known to be right. from_memory's results.
 local function from_record(admin, credential, key_id, secret, max_age_ms, rec, held)
   local now = ngx.now()
-  local verdict = keys.verdict(rec, sha256.digest(secret), now)
+  local verdict = key_records.verdict(rec, sha256.digest(secret), now)
   if verdict ~= "pass" then
     refusal.by_record(verdict, key_id)
     return true
@@ -183,7 +160,7 @@ local function from_memory(admin, credential, key_id, secret, max_age_ms)
     return false, nil, false
   end
   if key_id then
-    local rec = keys.get(key_id)
+    local rec = key_records.get(key_id)
     -- An id learnt unknown is asked about again while a trusted replica cannot tell: the client
     -- may have been created since, its notice not here yet (missed, or on its way); the replica
     -- is the one to say "nobody's" (docs/decisions/20261202-ids-ahead-of-their-notice.md).
@@ -197,7 +174,7 @@ local function from_memory(admin, credential, key_id, secret, max_age_ms)
   -- A credential without a key record (a token; an API key before its record is learnt, or
   -- from a sidecar that sends none) may have a cached decision.
   -- Every setting the decision depends on, joined by nginx: one variable read.
-  local cache_key = keying.key(credential, var[contract.decision_inputs_variable] or "")
+  local cache_key = decision_key.key(credential, var[contract.decision_inputs_variable] or "")
   local identity = cache.get(cache_key)
   if identity then
     counts.cache_hit = counts.cache_hit + 1
@@ -233,7 +210,7 @@ local function from_sidecar(admin, credential, key_id, secret, max_age_ms, cache
   local status = res.status
   local learnt = nil
   if key_id and max_age_ms > 0 then
-    learnt = keys.learn(key_id, res, asked_at, max_age_ms)
+    learnt = key_records.learn(key_id, res, asked_at, max_age_ms)
   end
   if status >= 200 and status < 300 then
     local identity = identity_from(res.header)
@@ -246,13 +223,13 @@ local function from_sidecar(admin, credential, key_id, secret, max_age_ms, cache
       -- max_age_ms after it, or at a token's exp, whichever comes first.
       ngx.update_time()
       cache.put(cache_key, identity, asked_at,
-        entry.lifetime(max_age_ms, asked_at, res.header[VALID_UNTIL]))
+        decision_entry.lifetime(max_age_ms, asked_at, res.header[VALID_UNTIL]))
     end
     return use(identity)
   end
   if status == 401 then
     -- A guess spends the budgets; the holder of a real (expired or rotated-out) secret does not.
-    local verdict = key_id and secret and learnt and keys.verdict(learnt, sha256.digest(secret), ngx.now())
+    local verdict = key_id and secret and learnt and key_records.verdict(learnt, sha256.digest(secret), ngx.now())
     if not verdict or GUESS[verdict] then
       budget.spend(key_id, true)
     end
@@ -310,7 +287,7 @@ local function check(admin)
   -- An API key in the issued shape names the key id the budgets count against, cache or not.
   local key_id, secret = nil, nil
   if credential and var[var_names.api_keys] == "true" then
-    key_id, secret = M.parse_api_key(credential)
+    key_id, secret = parse_api_key(credential)
   end
   local decided, cache_key, right_secret =
     from_memory(admin, credential, key_id, secret, max_age_ms)

@@ -1,10 +1,10 @@
--- The decision cache in shared memory: "yes" answers only, keyed by keying.key(). Revocation
+-- The decision cache in shared memory: "yes" answers only, keyed by decision_key.key. Revocation
 -- works by markers, not by finding entries (their keys are hashes of credentials we do not
 -- keep): a marker records when a client (or everything) was revoked, and an entry made before
 -- its client's latest marker is dead. Markers live in their own dict with safe_set, so the
 -- decisions' eviction never takes a marker away while an entry it concerns can still exist.
 local contract = require("gateway.contract")
-local entry = require("gateway.entry")
+local decision_entry = require("gateway.decision_entry")
 local lrucache = require("resty.lrucache")
 local metrics = require("gateway.metrics")
 
@@ -29,7 +29,7 @@ function M.get(key)
     if not value then
       return nil
     end
-    local created, identity = entry.decode(value)
+    local created, identity = decision_entry.decode(value)
     if not created then
       decisions:delete(key)
       return nil
@@ -49,9 +49,9 @@ function M.get(key)
 end
 
 -- Whether something learnt about client `row` at `created` still holds: no revocation of that
--- client, or of everything, since. Key records (gateway.keys) share the markers.
+-- client, or of everything, since. Key records (gateway.key_records) share the markers.
 function M.alive(created, row)
-  return entry.fresh(created, revocations:get(row), revocations:get(ALL))
+  return decision_entry.fresh(created, revocations:get(row), revocations:get(ALL))
 end
 
 -- Before anything is kept for `lifetime` seconds: markers must outlive it.
@@ -104,7 +104,7 @@ function M.put(key, identity, created, lifetime)
   if lifetime <= 0 then
     return
   end
-  local value = entry.encode(created, identity)
+  local value = decision_entry.encode(created, identity)
   if value then
     M.keep(decisions, key, value, created, lifetime, identity.row, M.alive)
   end
@@ -137,9 +137,9 @@ function M.invalidate_all()
 end
 
 -- Client `row` was created: anything that says its id belongs to nobody, learnt before now, is
--- dead (gateway.keys reads it for unknown records only, so what was learnt about the new client
--- itself stays). The marker has a key of its own ("c" and the row: never a row's, never read by
--- the nginx module) and lives as long as an unknown record can, `lifetime_s`.
+-- dead (gateway.key_records reads it for unknown records only, so what was learnt about the new
+-- client itself stays). The marker has a key of its own ("c" and the row: never a row's, never
+-- read by the nginx module) and lives as long as an unknown record can, `lifetime_s`.
 local function created_key(row)
   return "c" .. row
 end
@@ -157,7 +157,7 @@ end
 -- Whether "no client has id `row`", learnt at `created`, still holds: no creation of that
 -- client since, and every marker `alive` reads.
 function M.unknown_alive(created, row)
-  return M.alive(created, row) and entry.fresh(created, revocations:get(created_key(row)))
+  return M.alive(created, row) and decision_entry.fresh(created, revocations:get(created_key(row)))
 end
 
 -- Every decision about client `row` made before now is dead.

@@ -1,7 +1,7 @@
 -- The control endpoint (a unix socket only): the sidecar pushes revocations here.
 local contract = require("gateway.contract")
 local cache = require("gateway.cache")
-local keys = require("gateway.keys")
+local key_records = require("gateway.key_records")
 local budget = require("gateway.budget")
 local respond = require("gateway.respond")
 
@@ -41,7 +41,7 @@ local function invalidate_row(row)
 end
 
 local function created_row(row)
-  cache.created(row, keys.UNKNOWN_LIFETIME_S, contract.max_age_limit_s)
+  cache.created(row, key_records.UNKNOWN_LIFETIME_S, contract.max_age_limit_s)
   budget.forgive(row)
 end
 

@@ -6,14 +6,14 @@
 local M = {}
 
 function M.master(proof_file, sidecar)
-  require("gateway.keying").init()
+  require("gateway.decision_key").init()
   require("gateway.proof").load(proof_file)
   if sidecar then
-    require("gateway.sidecar_address").resolve_at_start(sidecar)
+    require("gateway.sidecar.address").resolve_at_start(sidecar)
   end
   require("gateway.access")
   require("gateway.budget")
-  require("gateway.keys")
+  require("gateway.key_records")
   require("gateway.control")
   require("gateway.console")
   require("gateway.metrics")

@@ -19,7 +19,7 @@ local HASH = R.hash_bytes
 local F_ADMIN, F_KEY, F_PREVIOUS, F_EXPIRES, F_LIMIT, F_GONE, F_RULES =
   R.flags.admin, R.flags.key, R.flags.previous, R.flags.expires, R.flags.limit, R.flags.gone,
   R.flags.rules
--- What a deleted client's record decodes to: no client has its id (gateway.keys.verdict).
+-- What a deleted client's record decodes to: no client has its id (gateway.key_records.verdict).
 local GONE = { kind = "unknown" }
 local band = require("bit").band
 local NEW_ID_BAND = T.new_id_band
@@ -49,7 +49,7 @@ local function hash_at(value, at, len)
   return sub(value, at, at + HASH - 1), at + HASH
 end
 
--- Pure: the record `value` of key id `id` as gateway.keys.verdict reads it, or nil for bytes
+-- Pure: the record `value` of key id `id` as gateway.key_records.verdict reads it, or nil for bytes
 -- that are not a record of this format (then the id is left to the sidecar).
 function M.decode(value, id)
   local len = #value
@@ -150,7 +150,7 @@ local function nobody(n, now)
 end
 
 -- What the replica says of key id `id` at Unix time `now`: the record it holds (a table for
--- gateway.keys.verdict), or nil and whether that absence means "no client has this id" (true
+-- gateway.key_records.verdict), or nil and whether that absence means "no client has this id" (true
 -- only while the replica is complete, trusted, live and has held every record it was sent, and
 -- for an id not just above the largest it holds), and whether it is an absence in a trusted
 -- replica.

@@ -38,7 +38,7 @@ export class SidecarMetrics {
     registers: [this.registry],
   });
 
-  /** Each nginx worker keeps one (lua/gateway/sidecar_mux.lua): a count that climbs means churn. */
+  /** Each nginx worker keeps one (lua/gateway/sidecar/mux.lua): a count that climbs means churn. */
   readonly authFrameConnections = new Counter({
     name: 'gateway_auth_frame_connections_total',
     help: 'Connections opened to ask /auth in auth frames (each nginx worker keeps one open and shares it).',

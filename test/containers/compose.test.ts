@@ -159,7 +159,7 @@ describe('docker-compose.yml', () => {
     expect(metrics).toMatch(/^gateway_key_table_complete 1$/m);
     expect(metrics).not.toContain(key.split('.')[1]);
     // nginx knows the sidecar by name (gateway:8081) and asked it in one hop, on its own
-    // socket (lua/gateway/sidecar_address.lua), not through the control socket.
+    // socket (lua/gateway/sidecar/address.lua), not through the control socket.
     expect(metrics).toMatch(/^gateway_auth_frame_connections_total [1-9]/m);
 
     // The sidecar trusts only nginx (docs/security.md): a question sent to it from anywhere

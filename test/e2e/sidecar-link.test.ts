@@ -14,7 +14,7 @@ import { startNativeStack } from '../support/native-stack.js';
 import { apk } from '../support/sidecar.js';
 import { callStack } from '../support/stack-http.js';
 
-// Each nginx worker asks the sidecar over one shared connection (lua/gateway/sidecar_mux.lua,
+// Each nginx worker asks the sidecar over one shared connection (lua/gateway/sidecar/mux.lua,
 // docs/decisions/20261127-shared-sidecar-connection.md): questions that wait together go out
 // in one write and the answers come back in order. With the decision cache off every request
 // asks, so a burst of mixed credentials shows whether each answer reaches its own request.

@@ -9,7 +9,7 @@ import { type RunningNginx, startNginx } from '../integration/generator/support/
 import { freePort } from '../support/embedded-postgres.js';
 
 // The pure Lua functions, run inside the real nginx (its LuaJIT and ngx API): the cases of every
-// module (test/lua/cases/<module>.lua), each failure named by its case.
+// module (test/lua/cases/<module path>.lua), each failure named by its case.
 
 interface LuaResult {
   name: string;
@@ -26,7 +26,8 @@ beforeAll(async () => {
   const port = await freePort();
   const runner = join(import.meta.dirname, 'run.lua');
   const dir = join(import.meta.dirname, 'cases');
-  const files = (await readdir(dir)).filter((f) => f.endsWith('.lua')).sort();
+  // cases/sidecar/ holds the cases of lua/gateway/sidecar/, as the modules' own folders.
+  const files = (await readdir(dir, { recursive: true })).filter((f) => f.endsWith('.lua')).sort();
   const list = files.map((f) => JSON.stringify(join(dir, f))).join(', ');
   await mkdir(join(home, 'nginx', 'conf.d'), { recursive: true });
   // The gateway's main nginx.conf (Lua module, package path), with only this server in it and

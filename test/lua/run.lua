@@ -1,5 +1,5 @@
 -- Unit cases for the pure parts of lua/gateway, run inside nginx (the real LuaJIT and ngx API)
--- by lua.test.ts: one file of cases per module (cases/<module>.lua), each a chunk called with
+-- by lua.test.ts: one file of cases per module (cases/<module path>.lua), each a chunk called with
 -- `case` and `eq`. Each case returns nothing on success and raises on failure.
 local cases = {}
 local function case(name, fn)

@@ -8,7 +8,7 @@ import { https } from './support/https-client.js';
 
 // The nginx module calls lua-nginx-module's private functions, declared by hand: it runs only
 // with the Lua module it was built and tested against (NGINX_MODULE.luaModuleVersion), which
-// the Lua code says with the hashing key in the master (lua/gateway/keying.lua). The real nginx
+// the Lua code says with the hashing key in the master (lua/gateway/decision_key.lua). The real nginx
 // and Lua module, in front of a stub sidecar; a second nginx whose init_by_lua says another
 // version, as a lua-nginx-module update would.
 

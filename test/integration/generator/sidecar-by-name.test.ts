@@ -4,7 +4,7 @@ import { https } from './support/https-client.js';
 
 // A sidecar known by a DNS name (the containers' `gateway:8081`; `localhost` here) is asked in
 // one hop, at the address nginx's master resolved when it loaded the configuration
-// (lua/gateway/sidecar_address.lua), not through nginx's control socket: the stub sidecar
+// (lua/gateway/sidecar/address.lua), not through nginx's control socket: the stub sidecar
 // sees an auth frame, where the control socket's route would be an HTTP request from nginx's
 // upstream (Host: gateway_sidecar).
 

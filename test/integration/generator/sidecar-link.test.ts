@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { allow, type GatewayUnderTest, startGateway } from './support/gateway-harness.js';
 
 // The real nginx and Lua code against a stub sidecar that answers one question slowly: the
-// worker's shared connection (lua/gateway/sidecar_mux.lua) numbers its questions, and an answer
+// worker's shared connection (lua/gateway/sidecar/mux.lua) numbers its questions, and an answer
 // decided sooner reaches its request sooner, not after the slow one asked before it.
 
 let gw: GatewayUnderTest;

@@ -111,7 +111,7 @@ describe('/auth in auth frames', () => {
   });
 
   test('pipelined questions are answered in the order asked, though decided out of order', async () => {
-    // nginx sends a worker's waiting questions in one write (lua/gateway/sidecar_mux.lua). A
+    // nginx sends a worker's waiting questions in one write (lua/gateway/sidecar/mux.lua). A
     // question without a credential is decided at once, a key only after the database batch:
     // the answers must still come back in the order of the questions.
     const socket = await open();

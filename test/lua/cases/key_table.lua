@@ -1,6 +1,6 @@
 -- Cases for lua/gateway/key_table.lua's pure parts, run inside nginx by test/lua/run.lua. The
--- bytes are built as sidecar/replica/key-record-bytes.ts writes them (common/contract.ts
--- KEY_RECORD); test/unit/sidecar/key-record-bytes.test.ts pins the writer to the same bytes.
+-- bytes are built as sidecar/replica/key-record-bytes.ts writes them (common/contract/key-table.ts
+-- KEY_RECORD); test/unit/replica/key-record-bytes.test.ts pins the writer to the same bytes.
 local case, eq = ...
 local key_table = require("gateway.key_table")
 
@@ -9,7 +9,7 @@ local function len(text)
   return string.char(#text) .. text
 end
 
-case("key_table: a record with every field decodes as keys.verdict reads it", function()
+case("key_table: a record with every field decodes as key_records.verdict reads it", function()
   -- version 1; flags admin 1 + key 2 + previous 4 + expires 8 + limit 16
   local value = "\1" .. string.char(31) .. H1 .. H2 .. len("1700000100.250") .. len("1800000000.000")
     .. len("100 60") .. "Ada%20L"
@@ -35,7 +35,7 @@ case("key_table: a plain client is its flags, its hash and its name", function()
   eq(rec.identity.is_admin, "false", "not admin")
   eq(rec.identity.limit, nil, "no limit")
   eq(rec.identity.client_name, "n", "name")
-  -- no key at all: every secret is wrong (keys.verdict finds no hash)
+  -- no key at all: every secret is wrong (key_records.verdict finds no hash)
   eq(key_table.decode("\1\0" .. "x", "7").hash, nil, "a client without a key")
 end)
 

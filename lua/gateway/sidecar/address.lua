@@ -6,7 +6,7 @@
 -- path, and no `resolver` directive. A name that did not resolve then is asked through the
 -- control socket, as before (docs/decisions/20261127-containers-one-hop.md).
 local ffi = require("ffi")
-local sidecar_http = require("gateway.sidecar_http")
+local sidecar_http = require("gateway.sidecar.http")
 
 local M = {}
 

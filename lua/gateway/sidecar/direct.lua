@@ -1,8 +1,8 @@
--- The one hop on a connection of its own (not the worker's shared link, gateway.sidecar_mux):
+-- The one hop on a connection of its own (not the worker's shared link, gateway.sidecar.mux):
 -- an auth frame asked on a pooled or new connection, and the HTTP-only fallback for a sidecar
 -- older than frames. The link asks here when it cannot carry a question itself.
-local frame_codec = require("gateway.auth_frame")
-local http = require("gateway.sidecar_http")
+local frame_codec = require("gateway.sidecar.auth_frame")
+local http = require("gateway.sidecar.http")
 
 local M = {}
 

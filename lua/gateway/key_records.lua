@@ -253,7 +253,7 @@ end
 -- Keeps the record of `key_id` from the sidecar's answer `res` to a question asked at
 -- `asked_at`, for the lifetime the settings give (an unknown id's at most
 -- M.UNKNOWN_LIFETIME_S). Returns the record, or nil when the answer carries none. Both the
--- access phase and the background refresh (gateway.sidecar) learn this way.
+-- access phase and the background refresh (gateway.sidecar.ask) learn this way.
 function M.learn(key_id, res, asked_at, max_age_ms)
   local status = res.status
   if status ~= 401 and (status < 200 or status >= 300) then

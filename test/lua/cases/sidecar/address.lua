@@ -1,8 +1,8 @@
--- Cases for lua/gateway/sidecar_address.lua, run inside nginx by test/lua/run.lua.
+-- Cases for lua/gateway/sidecar/address.lua, run inside nginx by test/lua/run.lua.
 local case, eq = ...
-local sidecar_address = require("gateway.sidecar_address")
+local sidecar_address = require("gateway.sidecar.address")
 
-case("sidecar_address: names, not sockets or literals, are for the master to resolve", function()
+case("sidecar.address: names, not sockets or literals, are for the master to resolve", function()
   local name, port = sidecar_address.parse_name("gateway:8081")
   eq(name, "gateway", "name")
   eq(port, 8081, "port")
@@ -17,7 +17,7 @@ case("sidecar_address: names, not sockets or literals, are for the master to res
   eq(sidecar_address.parse_name(nil), nil, "nil")
 end)
 
-case("sidecar_address: a name resolves to an IPv4 address with its port; a bad one does not", function()
+case("sidecar.address: a name resolves to an IPv4 address with its port; a bad one does not", function()
   eq(sidecar_address.resolve("localhost:8081"), "127.0.0.1:8081", "localhost")
   local found, why = sidecar_address.resolve("no-such-host.invalid:8081")
   eq(found, nil, "unresolvable")
@@ -25,7 +25,7 @@ case("sidecar_address: a name resolves to an IPv4 address with its port; a bad o
   eq((sidecar_address.resolve("10.0.0.2:8081")), nil, "a literal is not resolved")
 end)
 
-case("sidecar_address: sockets and literals are asked as written; an unresolved name is not", function()
+case("sidecar.address: sockets and literals are asked as written; an unresolved name is not", function()
   eq(sidecar_address.direct("unix:/run/sidecar.sock"), "unix:/run/sidecar.sock", "unix")
   eq(sidecar_address.direct("10.0.0.2:8081"), "10.0.0.2:8081", "IPv4")
   -- Not resolved in this nginx's master: asked through the control socket.

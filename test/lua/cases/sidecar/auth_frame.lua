@@ -1,8 +1,8 @@
--- Cases for lua/gateway/auth_frame.lua, run inside nginx by test/lua/run.lua.
+-- Cases for lua/gateway/sidecar/auth_frame.lua, run inside nginx by test/lua/run.lua.
 local case, eq = ...
-local auth_frame = require("gateway.auth_frame")
+local auth_frame = require("gateway.sidecar.auth_frame")
 
-case("auth_frame: a question's headers back from its frame, in one string or in pieces", function()
+case("sidecar.auth_frame: a question's headers back from its frame, in one string or in pieces", function()
   local pieces = { "GWA1\n", { "X-Gateway-Question: ", "12", "\n" }, "X-A: b\n", "Authorization: apk 1.x\n", "\n" }
   for _, frame in ipairs({ pieces, table.concat({ "GWA1\n", "X-Gateway-Question: 12\n", "X-A: b\n", "Authorization: apk 1.x\n", "\n" }) }) do
     local h = auth_frame.frame_headers(frame)
@@ -12,7 +12,7 @@ case("auth_frame: a question's headers back from its frame, in one string or in 
   end
 end)
 
-case("auth_frame: auth frames, built and read", function()
+case("sidecar.auth_frame: auth frames, built and read", function()
   eq(auth_frame.build_frame({ { "Authorization", "apk 1.x" }, { "X-A", "b" } }),
     "GWA1\nAuthorization: apk 1.x\nX-A: b\n\n")
   eq(auth_frame.build_frame({}), "GWA1\n\n", "no headers")
@@ -41,7 +41,7 @@ case("auth_frame: auth frames, built and read", function()
   eq(auth_frame.parse_frame_headers("no colon here\nx-a: b\n")["x-a"], "b", "a line without a colon is skipped")
 end)
 
-case("auth_frame: number puts a question's number in the place its pieces keep, anew when asked again", function()
+case("sidecar.auth_frame: number puts a question's number in the place its pieces keep, anew when asked again", function()
   local frame = { "GWA1\n", "", "X-A: b\n", "\n" }
   eq(auth_frame.number(frame, 7), frame, "the same pieces")
   eq(auth_frame.frame_headers(frame)[1][1] .. "=" .. auth_frame.frame_headers(frame)[1][2], "X-Gateway-Question=7", "numbered")

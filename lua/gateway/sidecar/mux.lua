@@ -18,9 +18,9 @@
 -- one under a question.
 local semaphore = require("ngx.semaphore")
 local contract = require("gateway.contract")
-local frame_codec = require("gateway.auth_frame")
-local direct = require("gateway.sidecar_direct")
-local http = require("gateway.sidecar_http")
+local frame_codec = require("gateway.sidecar.auth_frame")
+local direct = require("gateway.sidecar.direct")
+local http = require("gateway.sidecar.http")
 
 local M = {}
 

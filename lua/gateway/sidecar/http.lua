@@ -1,7 +1,7 @@
 -- The HTTP/1.1 client that asks the sidecar's /auth over a cosocket: through nginx's control
 -- socket, where nginx proxies /auth to the sidecar upstream and resolves its name (the sidecar
 -- known only by a DNS name), or on the sidecar's own socket when it predates auth frames
--- (gateway.sidecar_direct). Also the connection plumbing the frames share (first_line,
+-- (gateway.sidecar.direct). Also the connection plumbing the frames share (first_line,
 -- parse_address). A cosocket rather than a subrequest: ngx.location.capture refuses HTTP/2
 -- requests (lua-nginx-module issue #1195), and the gateway serves HTTP/2.
 local M = {}
@@ -17,7 +17,7 @@ local function safe_name(name)
   return ok
 end
 
--- Whether a header can be sent as a line, of a request or of an auth frame (gateway.auth_frame):
+-- Whether a header can be sent as a line, of a request or of an auth frame (gateway.sidecar.auth_frame):
 -- a name of the contract's shape, and a value without CR, LF or NUL.
 function M.safe_header(name, value)
   return safe_name(name) and not ngx.re.find(value, "[\\r\\n\\x00]", "jo")

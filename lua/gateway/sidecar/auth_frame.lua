@@ -5,7 +5,7 @@
 -- number a shared connection gives one, answers.
 local contract = require("gateway.contract")
 local proof = require("gateway.proof")
-local http = require("gateway.sidecar_http")
+local http = require("gateway.sidecar.http")
 
 local M = {}
 
@@ -134,7 +134,7 @@ function M.question(credential, admin)
 end
 
 -- Each question on a shared connection carries a number (contract.frame_question_header,
--- gateway.sidecar_mux), which the sidecar sends back with its answer.
+-- gateway.sidecar.mux), which the sidecar sends back with its answer.
 local QUESTION_LINE = contract.frame_question_header .. ": "
 
 -- The question `frame` as sent with `number`: in the place M.question's pieces keep for one
@@ -220,7 +220,7 @@ end
 -- The rest of one answer whose first line is `line`, off `sock`: { status, header, body }, or
 -- nil and why ("http" when the sidecar answered in HTTP: it predates frames). The caller owns
 -- the socket, closing it on a failure. Shared by a connection of its own
--- (gateway.sidecar_direct) and the worker's shared one (gateway.sidecar_mux).
+-- (gateway.sidecar.direct) and the worker's shared one (gateway.sidecar.mux).
 function M.read_frame_answer(sock, line)
   local status, head, body = M.parse_frame_line(line)
   if not status then

@@ -1,14 +1,14 @@
 -- Asking the sidecar from the access phase: where (its own socket, one hop, or the control
 -- socket), in which shape (an auth frame, or HTTP headers), and the background refresh of key
--- records. The transports: gateway.sidecar_mux (the worker's shared link, which falls back to
--- gateway.sidecar_direct), gateway.sidecar_http; the frame's bytes: gateway.auth_frame.
+-- records. The transports: gateway.sidecar.mux (the worker's shared link, which falls back to
+-- gateway.sidecar.direct), gateway.sidecar.http; the frame's bytes: gateway.sidecar.auth_frame.
 local contract = require("gateway.contract")
-local frame_codec = require("gateway.auth_frame")
-local http = require("gateway.sidecar_http")
-local keys = require("gateway.keys")
+local frame_codec = require("gateway.sidecar.auth_frame")
+local http = require("gateway.sidecar.http")
+local key_records = require("gateway.key_records")
 local proof = require("gateway.proof")
-local sidecar_address = require("gateway.sidecar_address")
-local sidecar_mux = require("gateway.sidecar_mux")
+local sidecar_address = require("gateway.sidecar.address")
+local sidecar_mux = require("gateway.sidecar.mux")
 
 local M = {}
 
@@ -98,7 +98,7 @@ local function refresh_now(premature, key_id, address, timeout, direct, q, max_a
   local asked_at = ngx.now()
   local res, why = ask_at(address, timeout, direct, q)
   if res then
-    keys.learn(key_id, res, asked_at, max_age_ms)
+    key_records.learn(key_id, res, asked_at, max_age_ms)
   else
     ngx.log(ngx.WARN, "cannot refresh a key record: ", why)
   end
@@ -107,7 +107,7 @@ end
 -- Starts the refresh of `key_id`'s record, asked with `credential` (the right secret), unless
 -- another is under way.
 function M.refresh(key_id, credential, max_age_ms)
-  if not keys.claim_refresh(key_id, REFRESH_CLAIM_S) then
+  if not key_records.claim_refresh(key_id, REFRESH_CLAIM_S) then
     return
   end
   local address, timeout, direct = sidecar_target()

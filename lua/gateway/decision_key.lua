@@ -57,7 +57,7 @@ end
 
 -- The dict key: "d" plus 32 raw bytes.
 function M.key(credential, inputs)
-  assert(secret, "keying.init() was not called")
+  assert(secret, "decision_key.init() was not called")
   return "d" .. sha256.hmac(M.material(credential, inputs))
 end
 

@@ -1,8 +1,8 @@
--- Cases for lua/gateway/sidecar_http.lua, run inside nginx by test/lua/run.lua.
+-- Cases for lua/gateway/sidecar/http.lua, run inside nginx by test/lua/run.lua.
 local case, eq = ...
-local sidecar_http = require("gateway.sidecar_http")
+local sidecar_http = require("gateway.sidecar.http")
 
-case("sidecar_http: requests refuse values that could split them", function()
+case("sidecar.http: requests refuse values that could split them", function()
   local req = sidecar_http.build_request("/auth", { { "Authorization", "apk 1.x" }, { "X-A", "b" } })
   eq(req, "GET /auth HTTP/1.1\r\nHost: gateway-sidecar\r\nAuthorization: apk 1.x\r\nX-A: b\r\n\r\n")
   eq(sidecar_http.build_request("/auth", { { "Authorization", "a\r\nX-Admin: true" } }), nil, "CRLF")
@@ -13,7 +13,7 @@ case("sidecar_http: requests refuse values that could split them", function()
   eq(sidecar_http.build_request("/auth", { { "", "x" } }), nil, "no name")
 end)
 
-case("sidecar_http: status lines, header lines and chunk sizes", function()
+case("sidecar.http: status lines, header lines and chunk sizes", function()
   eq(sidecar_http.parse_status("HTTP/1.1 204 No Content"), 204)
   eq(sidecar_http.parse_status("HTTP/1.0 401 Unauthorized"), 401)
   eq(sidecar_http.parse_status("HTTP/2 200"), nil)

@@ -1,0 +1,40 @@
+/**
+ * What nginx knows of every request before any credential: the methods it passes on, the
+ * request id it sends everywhere, how many header lines it reads.
+ */
+
+/** Methods the gateway passes on; any other is answered 405 before authentication. */
+export const ALLOWED_METHODS: readonly string[] = [
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'OPTIONS',
+];
+
+/**
+ * The request id of every request: nginx's own (`$request_id`, 32 hex digits), or the caller's
+ * `X-Request-Id` when the caller is a proxy named in `request_id.trusted_proxies` and the id
+ * has REQUEST_ID_SHAPE (docs/decisions/20261125-trusted-request-id.md). default.conf's `map`
+ * chooses it into `variable`, which is sent to the sidecar and the app under this header,
+ * replacing any the caller sent, returned on every answer and written in the access log
+ * (docs/decisions/20261123-request-ids-metrics-health.md).
+ */
+export const REQUEST_ID = {
+  header: 'X-Request-Id',
+  variable: '$gateway_request_id',
+  generated: '$request_id',
+} as const;
+
+/**
+ * The ids kept from a trusted proxy, and the ids the sidecar and the app log: nginx's 32 hex
+ * digits fit, and so do a balancer's UUIDs. Nothing that could break a log line or a header.
+ */
+export const REQUEST_ID_CHARACTERS = '[A-Za-z0-9._-]{1,64}';
+
+export const REQUEST_ID_SHAPE = new RegExp(`^${REQUEST_ID_CHARACTERS}$`);
+
+/** More header lines than this are refused (431) before any credential is looked at. */
+export const MAX_REQUEST_HEADERS = 100;
