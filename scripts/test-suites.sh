@@ -2,7 +2,7 @@
 # The suites of `npm test`, after lint, typecheck and build: the main suite, then the sanitizer
 # suite and the container suite side by side (docs/decisions/20261202-ci-side-by-side.md). The
 # main suite keeps both cores to itself (its stacks measure latencies); the container suite
-# mostly waits on podman (images, health checks), which leaves the sanitizer suite a core.
+# starts one stack at a time, which leaves the sanitizer suite the other core.
 # The container suite's output streams; the sanitizer suite's is shown whole once it ends,
 # so that neither is cut into the other's lines. Fails when any suite fails.
 set -uo pipefail

@@ -1,5 +1,4 @@
 import { defineConfig } from 'vitest/config';
-import { suitesFirst } from '../support/suites-first.js';
 
 // .ci/run sets CI_REPORT_DIR to add up every suite's results in its summary line.
 const report = process.env.CI_REPORT_DIR;
@@ -18,19 +17,12 @@ export default defineConfig({
     include: ['test/containers/**/*.test.ts'],
     globalSetup: ['test/containers/global-setup.ts'],
     pool: 'forks',
-    // Two stacks at a time: a stack mostly waits (on podman, its health checks, PostgreSQL's
-    // first start), and no two files share a name, a port or a network (each its own labels,
-    // free ports and compose project). Revocation in containers is pushed (no cache window
-    // to measure), so nothing here times nginx against the clock of another stack.
-    maxWorkers: 2,
+    // One stack at a time. Two were tried (docs/decisions/20261202-ci-side-by-side.md): each
+    // file ran about twice as long, the suite took longer than one at a time (755 s against
+    // 623 s), the console's browser timed out while another stack came and went, and
+    // gateway-module's count of GatewayContainer's containers saw another file's.
+    maxWorkers: 1,
     minWorkers: 1,
-    // The shared suites' files first: short files, long runs (suites-first.ts).
-    sequence: {
-      sequencer: suitesFirst([
-        'test/containers/console.test.ts',
-        'test/containers/gateway.test.ts',
-      ]),
-    },
     testTimeout: 60_000,
     hookTimeout: 240_000,
     reporters: report
