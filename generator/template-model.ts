@@ -292,14 +292,39 @@ const managementErrorPages: DefaultConfModel['errorPages'] = errorPages.map((pag
 
 /** Builds the default.conf model: every decision about what nginx does is made here. */
 export function defaultConfModel(settings: Settings): DefaultConfModel {
-  const oidc = settings.open_id_connect;
-  const portSuffix = settings.https_port === 443 ? '' : `:${settings.https_port}`;
-  const direct = directSidecar(settings);
+  const serverHeaders = serverHeadersOf(settings);
+  return {
+    ...listenersModel(settings),
+    metricsPath: CONTROL.metrics,
+    sslConfInclude: quoted(inConfigDir(settings.config_dir, LAYOUT.sslConf)),
+    upstreams: upstreamsModel(settings),
+    ...switchesModel(settings),
+    decisionCache: decisionCacheModel(settings),
+    keyTable: keyTableModel(settings),
+    identityVariables: IDENTITY_FROM_SIDECAR.map(({ variable }) => variable),
+    ...answersModel(serverHeaders),
+    console: consoleModel(settings, serverHeaders),
+    ...locationsModel(settings),
+  };
+}
+
+/** HSTS (when on) and the request id: `add_header ... always` on every answer. */
+function serverHeadersOf(settings: Settings): NameValue[] {
   const securityHeaders: NameValue[] =
     settings.hsts_max_age_s > 0
       ? [{ name: 'Strict-Transport-Security', value: quoted(`max-age=${settings.hsts_max_age_s}`) }]
       : [];
-  const serverHeaders = [...securityHeaders, REQUEST_ID_HEADER];
+  return [...securityHeaders, REQUEST_ID_HEADER];
+}
+
+/** The HTTPS server's name and listener, who the caller is, and the plain-HTTP redirect. */
+function listenersModel(
+  settings: Settings,
+): Pick<
+  DefaultConfModel,
+  'serverName' | 'requestId' | 'callerAddress' | 'httpsListen' | 'httpRedirect'
+> {
+  const portSuffix = settings.https_port === 443 ? '' : `:${settings.https_port}`;
   return {
     serverName: settings.fqdn,
     requestId: requestIdModel(settings),
@@ -313,20 +338,28 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
             target: quotedThenVariable(`https://${settings.fqdn}${portSuffix}`, '$request_uri'),
             requestId: REQUEST_ID_HEADER,
           },
-    metricsPath: CONTROL.metrics,
-    sslConfInclude: quoted(inConfigDir(settings.config_dir, LAYOUT.sslConf)),
-    upstreams: [
-      {
-        name: APP_UPSTREAM,
-        server: settings.upstreams.app,
-        keepalive: settings.upstreams.keepalive,
-      },
-      {
-        name: SIDECAR_UPSTREAM,
-        server: settings.upstreams.sidecar,
-        keepalive: settings.upstreams.keepalive,
-      },
-    ],
+  };
+}
+
+function upstreamsModel(settings: Settings): DefaultConfModel['upstreams'] {
+  return [
+    {
+      name: APP_UPSTREAM,
+      server: settings.upstreams.app,
+      keepalive: settings.upstreams.keepalive,
+    },
+    {
+      name: SIDECAR_UPSTREAM,
+      server: settings.upstreams.sidecar,
+      keepalive: settings.upstreams.keepalive,
+    },
+  ];
+}
+
+/** The `set` lines operators edit: which methods are on, and OpenID Connect's options. */
+function switchesModel(settings: Settings): Pick<DefaultConfModel, 'toggles' | 'oidcOptions'> {
+  const oidc = settings.open_id_connect;
+  return {
     toggles: [
       { name: TOGGLE_VARIABLES.apiKeys, value: flag(settings.api_keys_enabled) },
       { name: TOGGLE_VARIABLES.oidc, value: flag(settings.open_id_connect_enabled) },
@@ -341,48 +374,75 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
       { name: '$oidc_client_name_claim', value: quoted(oidc.client_name_claim) },
       { name: '$oidc_audience', value: quoted(oidc.audience) },
     ],
-    decisionCache: {
-      decisionsDict: NGINX_NAMES.decisionsDict,
-      revocationsDict: NGINX_NAMES.revocationsDict,
-      metricsDict: NGINX_NAMES.metricsDict,
-      size: settings.auth_cache.size,
-      maxAge: { name: NGINX_NAMES.maxAgeVariable, value: String(settings.auth_cache.max_age_ms) },
-      controlListen: quoted(`unix:${settings.auth_cache.control_socket}`),
-      decisionInputs: {
-        name: NGINX_NAMES.decisionInputsVariable,
-        // A separator no setting can contain (the settings' allow-lists refuse it).
-        value: `"${DECISION_VARIABLES.join('|')}"`,
-      },
-      controlSocket: {
-        name: NGINX_NAMES.controlSocketVariable,
-        value: quoted(`unix:${settings.auth_cache.control_socket}`),
-      },
-      keysDict: NGINX_NAMES.keysDict,
-      budgetsDict: NGINX_NAMES.budgetsDict,
-      limitsDict: NGINX_NAMES.limitsDict,
-      sidecar: { name: NGINX_NAMES.sidecarVariable, value: quoted(direct.address) },
-      masterArgument: [
-        quoted(inConfigDir(settings.config_dir, LAYOUT.sidecarProof)),
-        ...(direct.resolve ? [quoted(direct.address)] : []),
-      ].join(', '),
-      authTimeout: {
-        name: NGINX_NAMES.authTimeoutVariable,
-        value: String(settings.timeouts.auth_ms),
-      },
-      failureBudget: {
-        name: NGINX_NAMES.failureBudgetVariable,
-        value: `"${settings.failure_budget.per_key_id} ${settings.failure_budget.per_address} ${settings.failure_budget.window_s}"`,
-      },
+  };
+}
+
+/** nginx's shared dicts and the `set` lines the Lua access code reads for its decisions. */
+function decisionCacheModel(settings: Settings): DecisionCacheModel {
+  const direct = directSidecar(settings);
+  return {
+    decisionsDict: NGINX_NAMES.decisionsDict,
+    revocationsDict: NGINX_NAMES.revocationsDict,
+    metricsDict: NGINX_NAMES.metricsDict,
+    size: settings.auth_cache.size,
+    maxAge: { name: NGINX_NAMES.maxAgeVariable, value: String(settings.auth_cache.max_age_ms) },
+    controlListen: quoted(`unix:${settings.auth_cache.control_socket}`),
+    decisionInputs: {
+      name: NGINX_NAMES.decisionInputsVariable,
+      // A separator no setting can contain (the settings' allow-lists refuse it).
+      value: `"${DECISION_VARIABLES.join('|')}"`,
     },
-    keyTable: settings.key_table.enabled
-      ? {
-          dict: KEY_TABLE.dict,
-          size: settings.key_table.size,
-          controlPath: KEY_TABLE.controlPath,
-          trust: { name: KEY_TABLE.trustVariable, value: String(settings.key_table.trust_s) },
-        }
-      : null,
-    identityVariables: IDENTITY_FROM_SIDECAR.map(({ variable }) => variable),
+    controlSocket: {
+      name: NGINX_NAMES.controlSocketVariable,
+      value: quoted(`unix:${settings.auth_cache.control_socket}`),
+    },
+    keysDict: NGINX_NAMES.keysDict,
+    budgetsDict: NGINX_NAMES.budgetsDict,
+    limitsDict: NGINX_NAMES.limitsDict,
+    sidecar: { name: NGINX_NAMES.sidecarVariable, value: quoted(direct.address) },
+    masterArgument: [
+      quoted(inConfigDir(settings.config_dir, LAYOUT.sidecarProof)),
+      ...(direct.resolve ? [quoted(direct.address)] : []),
+    ].join(', '),
+    authTimeout: {
+      name: NGINX_NAMES.authTimeoutVariable,
+      value: String(settings.timeouts.auth_ms),
+    },
+    failureBudget: {
+      name: NGINX_NAMES.failureBudgetVariable,
+      value: `"${settings.failure_budget.per_key_id} ${settings.failure_budget.per_address} ${settings.failure_budget.window_s}"`,
+    },
+  };
+}
+
+function keyTableModel(settings: Settings): KeyTableModel | null {
+  if (!settings.key_table.enabled) return null;
+  return {
+    dict: KEY_TABLE.dict,
+    size: settings.key_table.size,
+    controlPath: KEY_TABLE.controlPath,
+    trust: { name: KEY_TABLE.trustVariable, value: String(settings.key_table.trust_s) },
+  };
+}
+
+/** What nginx answers itself: its headers, its JSON error pages, and the paths kept from the app. */
+function answersModel(
+  serverHeaders: NameValue[],
+): Pick<
+  DefaultConfModel,
+  | 'serverHeaders'
+  | 'hiddenUpstreamHeaders'
+  | 'answerHeaders'
+  | 'errorPages'
+  | 'failuresPath'
+  | 'createdPath'
+  | 'usagePath'
+  | 'moduleDirective'
+  | 'notFoundBody'
+  | 'reservedPaths'
+  | 'errorPageFromOutside'
+> {
+  return {
     serverHeaders,
     hiddenUpstreamHeaders: [REQUEST_ID.header],
     answerHeaders: [
@@ -404,7 +464,14 @@ export function defaultConfModel(settings: Settings): DefaultConfModel {
     errorPageFromOutside: NGINX_NAMES.reservedPaths.find(({ path }) =>
       NGINX_NAMES.errorLocationPrefix.startsWith(path),
     )!.path,
-    console: consoleModel(settings, serverHeaders),
+  };
+}
+
+/** The proxied locations: the control socket's two, management (the sidecar), and the app. */
+function locationsModel(
+  settings: Settings,
+): Pick<DefaultConfModel, 'auth' | 'sidecarProbe' | 'management' | 'app'> {
+  return {
     auth: {
       path: CONTROL.auth,
       proxyPass: `http://${SIDECAR_UPSTREAM}/auth`,

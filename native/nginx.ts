@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { connect } from 'node:tls';
-import { findNginx } from '../generator/index.js';
+import { NGINX_MODULE } from '../common/contract.js';
+import { detectModules, findNginx, nginxHasLua } from '../generator/index.js';
 
 /** nginx from PATH, or from /usr/sbin, which is often missing from a non-root PATH. */
 export function locateNginx(env: NodeJS.ProcessEnv, fallbacks = ['/usr/sbin/nginx']): string {
@@ -10,6 +11,30 @@ export function locateNginx(env: NodeJS.ProcessEnv, fallbacks = ['/usr/sbin/ngin
     'nginx is not installed. On Debian or Ubuntu: sudo apt-get install nginx-light ' +
       'libnginx-mod-http-lua lua-resty-core lua-cjson (any nginx with ssl and the Lua module)',
   );
+}
+
+/**
+ * nginx as the gateway needs it, or why not: the Lua module (the decision cache) and the
+ * gateway's own module (default.conf's `location /` names its directive: without it nginx
+ * would not start).
+ */
+export async function usableNginx(env: NodeJS.ProcessEnv): Promise<string> {
+  const nginx = locateNginx(env);
+  if (!(await nginxHasLua(nginx, detectModules()))) {
+    throw new Error(
+      `${nginx} has no Lua module, which the gateway's decision cache needs. On Debian or ` +
+        'Ubuntu: sudo apt-get install libnginx-mod-http-lua lua-resty-core lua-cjson ' +
+        '(or run OpenResty, which has it built in)',
+    );
+  }
+  if (!detectModules().some((file) => file.endsWith(NGINX_MODULE.file))) {
+    throw new Error(
+      `the gateway's nginx module (${NGINX_MODULE.file}) is not built for ${nginx}: run ` +
+        'bash scripts/build-nginx-module.sh (the set-up of npm start does; it needs nginx-dev ' +
+        'and a C compiler)',
+    );
+  }
+  return nginx;
 }
 
 /** Resolves when a TLS handshake on the port succeeds, i.e. nginx serves HTTPS. */

@@ -1,6 +1,6 @@
 import { describe } from 'vitest';
-import { gatewaySuite } from '../e2e/gateway-suite.js';
 import { startContainerStack } from '../support/container-stack.js';
+import { gatewaySuite } from '../support/gateway-suite.js';
 
 /**
  * The black-box suite of the native gateway, unchanged, against the four images started with

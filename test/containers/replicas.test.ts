@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { RawTarget } from '../e2e/hostile/raw-tls.js';
+import { engine } from '../support/container-engine.js';
+import { addressesOf, reachFrom } from '../support/container-reach.js';
+import { CLIENTS } from '../support/management.js';
 import {
   ALLOWED_PREFIX,
   expectEngineSaw,
@@ -12,10 +14,8 @@ import {
   rawRequest,
   reachedEngine,
   TRICKS,
-} from '../e2e/permission-tricks.js';
-import { engine } from '../support/container-engine.js';
-import { addressesOf, reachFrom } from '../support/container-reach.js';
-import { CLIENTS } from '../support/management.js';
+} from '../support/permission-tricks.js';
+import type { RawTarget } from '../support/raw-tls.js';
 import { PAIRS, type Pair, type ReplicasStack, startReplicas } from '../support/replicas-stack.js';
 import { apk } from '../support/sidecar.js';
 import { failures, type LoadTally, steadyLoad } from '../support/steady-load.js';

@@ -6,8 +6,9 @@ const report = process.env.CI_REPORT_DIR;
 /**
  * The container suite: the project's images, built from this work tree by the global setup,
  * on a real container engine (podman here, through its Docker-compatible socket; DOCKER_HOST
- * when set). Part of `npm test`, after the main run. It fails, saying what is missing, when
- * the engine is not there; it never skips. Alone:
+ * when set). Part of `npm test`, after the main run, beside the sanitizer suite
+ * (scripts/test-suites.sh). It fails, saying what is missing, when the engine is not there;
+ * it never skips. Alone:
  *   npx vitest run --config test/containers/vitest.config.ts
  */
 export default defineConfig({
@@ -16,8 +17,10 @@ export default defineConfig({
     include: ['test/containers/**/*.test.ts'],
     globalSetup: ['test/containers/global-setup.ts'],
     pool: 'forks',
-    // One stack at a time: a 2-core machine gains nothing from more, and the revocation
-    // tests measure nginx's cache window.
+    // One stack at a time. Two were tried (docs/decisions/20261202-ci-side-by-side.md): each
+    // file ran about twice as long, the suite took longer than one at a time (755 s against
+    // 623 s), the console's browser timed out while another stack came and went, and
+    // gateway-module's count of GatewayContainer's containers saw another file's.
     maxWorkers: 1,
     minWorkers: 1,
     testTimeout: 60_000,

@@ -4,15 +4,15 @@ import { Agent } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { h2Raw } from '../support/h2-raw.js';
 import { type HttpOptions, http } from '../support/http.js';
 import { createClient, uniqueName } from '../support/management.js';
 import type { NativeGatewayProcess } from '../support/native-gateway.js';
 import { startNativeStack } from '../support/native-stack.js';
 import { controlPost, moduleHits } from '../support/nginx-control.js';
+import { exchange, type RawTarget } from '../support/raw-tls.js';
 import { apk } from '../support/sidecar.js';
 import type { Stack } from '../support/stack.js';
-import { h2Raw } from './hostile/h2-raw.js';
-import { exchange, type RawTarget } from './hostile/raw-tls.js';
 
 // The nginx module's contract (docs/decisions/20261125-hit-in-c.md, "The contract"): it never
 // refuses, never overturns the Lua code, never passes what Lua would refuse. A native gateway

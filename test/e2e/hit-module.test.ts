@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { NGINX_MODULE } from '../../common/contract.js';
+import { h2 } from '../support/h2.js';
+import { h2Raw } from '../support/h2-raw.js';
 import { http } from '../support/http.js';
 import { CLIENTS, createClient, uniqueName } from '../support/management.js';
 import { sample } from '../support/metrics-text.js';
@@ -11,12 +13,10 @@ import { startNativeStack } from '../support/native-stack.js';
 import { moduleHits as moduleHitsIn } from '../support/nginx-control.js';
 import { startProviderForGateway } from '../support/oidc-gateway-env.js';
 import type { TestOidcProvider } from '../support/oidc-provider.js';
+import { exchange, type RawTarget } from '../support/raw-tls.js';
 import { apk } from '../support/sidecar.js';
 import type { Stack } from '../support/stack.js';
 import { callStack } from '../support/stack-http.js';
-import { h2 } from './hostile/h2.js';
-import { h2Raw } from './hostile/h2-raw.js';
-import { exchange, type RawTarget } from './hostile/raw-tls.js';
 
 // The gateway's nginx module (nginx-module/, docs/decisions/20261125-hit-in-c.md) through a real
 // native gateway: it passes a seen API key in `location /` without entering Lua, and leaves

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { h2 } from '../support/h2.js';
 import { startNativeStack } from '../support/native-stack.js';
+import { exchange, type RawTarget } from '../support/raw-tls.js';
 import { apk } from '../support/sidecar.js';
 import type { Stack } from '../support/stack.js';
 import { callStack } from '../support/stack-http.js';
 import { ENCODING_ROWS } from './hostile/encoding-rows.js';
-import { h2 } from './hostile/h2.js';
 import { H2_ROWS } from './hostile/h2-rows.js';
 import { HEADER_ROWS } from './hostile/header-rows.js';
 import { METHOD_ROWS } from './hostile/method-rows.js';
 import { PATH_ROWS } from './hostile/path-rows.js';
-import { exchange, type RawTarget } from './hostile/raw-tls.js';
 import { REQUEST_LINE_ROWS } from './hostile/request-line-rows.js';
 import { CLIENTS, KEY_PLACEHOLDER, type Row } from './hostile/row.js';
 

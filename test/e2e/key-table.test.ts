@@ -12,11 +12,11 @@ import { cutListenConnections } from '../support/listen-connections.js';
 import { CLIENTS, createClient, uniqueName } from '../support/management.js';
 import { sample } from '../support/metrics-text.js';
 import { startNativeStack } from '../support/native-stack.js';
+import { exchange } from '../support/raw-tls.js';
 import { sharedMemory } from '../support/shared-memory.js';
 import { apk } from '../support/sidecar.js';
 import type { Stack } from '../support/stack.js';
 import { callStack } from '../support/stack-http.js';
-import { exchange } from './hostile/raw-tls.js';
 
 const PROMTOOL = existsSync('build/tools/promtool') ? 'build/tools/promtool' : 'promtool';
 

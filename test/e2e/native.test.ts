@@ -15,9 +15,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { locateNginx } from '../../native/nginx.js';
+import { gatewaySuite } from '../support/gateway-suite.js';
 import { http } from '../support/http.js';
 import { startNativeStack } from '../support/native-stack.js';
-import { gatewaySuite } from './gateway-suite.js';
 
 describe('native gateway (npm start)', () => {
   gatewaySuite(() => startNativeStack({ fqdn: 'gateway.e2e.test' }));

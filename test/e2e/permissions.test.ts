@@ -11,10 +11,6 @@ import { startNativeStack } from '../support/native-stack.js';
 import { luaCounters as luaCountersIn } from '../support/nginx-control.js';
 import { startProviderForGateway } from '../support/oidc-gateway-env.js';
 import type { TestOidcProvider } from '../support/oidc-provider.js';
-import { apk } from '../support/sidecar.js';
-import type { Stack } from '../support/stack.js';
-import { callStack } from '../support/stack-http.js';
-import type { RawTarget } from './hostile/raw-tls.js';
 import {
   expectEngineSaw,
   expectH2Outcome,
@@ -25,7 +21,11 @@ import {
   rawRequest,
   reachedEngine as reachedEngineLog,
   TRICKS,
-} from './permission-tricks.js';
+} from '../support/permission-tricks.js';
+import type { RawTarget } from '../support/raw-tls.js';
+import { apk } from '../support/sidecar.js';
+import type { Stack } from '../support/stack.js';
+import { callStack } from '../support/stack-http.js';
 
 // Per-client permissions (docs/decisions/20261128-permissions.md) through a real native gateway:
 // nginx, its module, the sidecar, PostgreSQL and the engine behind. What reached the engine is

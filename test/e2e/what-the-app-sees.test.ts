@@ -2,12 +2,12 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { h2 } from '../support/h2.js';
 import { createClient, uniqueName } from '../support/management.js';
 import { startNativeStack } from '../support/native-stack.js';
 import { moduleHits } from '../support/nginx-control.js';
 import { apk } from '../support/sidecar.js';
 import { callStack } from '../support/stack-http.js';
-import { h2 } from './hostile/h2.js';
 
 // What the application behind the gateway receives. Issue 49: an HTTP/2 caller's seen API key is
 // the nginx module's hit, as over HTTP/1.1, and the application receives the same identity.

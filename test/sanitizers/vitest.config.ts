@@ -5,10 +5,11 @@ const report = process.env.CI_REPORT_DIR;
 
 /**
  * The sanitizer suite (docs/decisions/20261125-hit-in-c.md, "Fuzzed and sanitized"), part of
- * `npm test` after the main run: the module's libFuzzer targets for a bounded time each
- * (fuzz.test.ts), and the module's end-to-end and integration files again with the module built with
- * AddressSanitizer and UndefinedBehaviorSanitizer, loaded into Debian's nginx (global-setup.ts);
- * any sanitizer report fails the file (no-reports.ts). Alone:
+ * `npm test` after the main run, beside the container suite (scripts/test-suites.sh): the
+ * module's libFuzzer targets for a bounded time each (fuzz.test.ts), and the module's end-to-end
+ * and integration files again with the module built with AddressSanitizer and
+ * UndefinedBehaviorSanitizer, loaded into Debian's nginx (global-setup.ts); any sanitizer
+ * report fails the file (no-reports.ts). Alone:
  *   npx vitest run --config test/sanitizers/vitest.config.ts
  */
 export default defineConfig({

@@ -3,24 +3,10 @@
 // The functions passed to page.evaluate and waitForFunction run in the browser: DOM types.
 import type { Page } from 'puppeteer-core';
 import { expect, test } from 'vitest';
-import { axeViolations, type ConsoleBrowser } from './console-browser.js';
-import type { HttpOptions, HttpResponse } from './http.js';
+import { axeViolations } from './console-browser.js';
+import type { ConsoleSteps } from './console-steps.js';
 import { CLIENTS, uniqueName } from './management.js';
 import { apk } from './sidecar.js';
-import type { Stack } from './stack.js';
-
-/** What the console suite lends these tests: its stack, its browser and its steps. */
-export interface ConsoleTestContext {
-  stack(): Stack;
-  browser(): ConsoleBrowser;
-  open(): Promise<Page>;
-  signInWithKey(page: Page, key: string): Promise<void>;
-  createWithKey(name: string): Promise<{ api_key_id: number; token: string }>;
-  call(path: string, options?: HttpOptions): Promise<HttpResponse>;
-  heading(page: Page, text: string): Promise<unknown>;
-  seeAll(page: Page): Promise<unknown>;
-  shot(name: string): Promise<void>;
-}
 
 interface Rule {
   methods: string[];
@@ -33,7 +19,7 @@ interface Rule {
  * validator before sending, shows what the API still refuses, and says the effect in plain
  * words. Run inside consoleSuite, against the same gateway and browser.
  */
-export function consolePermissionsTests(ctx: ConsoleTestContext): void {
+export function consolePermissionsTests(ctx: ConsoleSteps): void {
   const admin = () => apk(ctx.stack().adminKey);
   const readClient = async (id: number) => {
     const res = await ctx.call(`${CLIENTS}/${id}`, { headers: admin() });

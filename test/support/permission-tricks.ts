@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import { h2 } from './hostile/h2.js';
-import { exchange, type RawTarget } from './hostile/raw-tls.js';
+import { h2 } from './h2.js';
+import { exchange, type RawTarget } from './raw-tls.js';
 
 // Tricks against a client allowed GET on /resources/json/service/** only
 // (docs/decisions/20261128-permissions.md), as raw request lines over TLS (HTTP/1.1) and as
