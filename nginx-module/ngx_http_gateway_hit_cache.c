@@ -1,6 +1,6 @@
 /*
  * The decision cache (lua/gateway/cache.lua): a credential that is not an API
- * key, found by its keyed hash (ngx_http_gateway_hit_keying.c) in the
+ * key, found by its keyed hash (ngx_http_gateway_hit_decision_key.c) in the
  * decisions dict, its entry judged by ngx_http_gateway_hit_parse_decision; and
  * the revocation markers anything learnt is checked against (cache.lua's
  * alive).

@@ -63,7 +63,8 @@ ngx_http_variable_value_t *ngx_http_gateway_hit_variable(ngx_http_request_t *r,
  * (lua/gateway/request_check.lua). */
 ngx_flag_t ngx_http_gateway_hit_clean_headers(ngx_http_request_t *r);
 
-/* ngx_http_gateway_hit_keys.c: learnt key records (lua/gateway/keys.lua). */
+/* ngx_http_gateway_hit_key_records.c: learnt key records
+ * (lua/gateway/key_records.lua). */
 ngx_flag_t ngx_http_gateway_hit_key_record(ngx_str_t *id, u_char *secret,
     ngx_int_t max_age_ms, u_char *buf,
     ngx_http_gateway_hit_identity_t *identity);
@@ -83,8 +84,8 @@ ngx_flag_t ngx_http_gateway_hit_cached(ngx_http_request_t *r,
     ngx_http_gateway_hit_identity_t *identity);
 ngx_flag_t ngx_http_gateway_hit_alive(u_char *row, size_t len, double created);
 
-/* ngx_http_gateway_hit_keying.c: the hashes (lua/gateway/keying.lua,
- * sha256.lua). */
+/* ngx_http_gateway_hit_decision_key.c: the hashes
+ * (lua/gateway/decision_key.lua, sha256.lua). */
 extern unsigned int  ngx_http_gateway_hit_lua_version;
 extern ngx_flag_t    ngx_http_gateway_hit_hmac_ready;
 

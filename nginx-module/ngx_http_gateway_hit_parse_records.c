@@ -1,10 +1,10 @@
 /*
  * What the module reads from shared memory, judged from its bytes alone: a
- * learnt key record (lua/gateway/keys.lua's), a key table record
+ * learnt key record (lua/gateway/key_records.lua's), a key table record
  * (common/contract.ts KEY_RECORD, lua/gateway/key_table.lua's decode) and a
- * cached decision (lua/gateway/entry.lua's). Each says 1 only when the Lua code
- * would pass the same; anything else is 0, and the request is Lua's. Fuzzed as
- * fuzz_records.
+ * cached decision (lua/gateway/decision_entry.lua's). Each says 1 only when
+ * the Lua code would pass the same; anything else is 0, and the request is
+ * Lua's. Fuzzed as fuzz_records.
  */
 #include <string.h>
 #include <openssl/crypto.h>
@@ -15,7 +15,8 @@
 
 /* A learnt key record's and a cached decision's fields: their order is the
  * contract's (common/contract.ts LEARNT_KEY_FIELDS, DECISION_FIELDS), which
- * lua/gateway/keys.lua and entry.lua write (test/lua/cases hold them to it).
+ * lua/gateway/key_records.lua and decision_entry.lua write (test/lua/cases hold
+ * them to it).
  * The rate limit and the permissions are the last, optional: absent from a
  * record stored before limits, and for a client without rules. */
 #define F_CREATED        GW_KEY_FIELD_CREATED
@@ -69,8 +70,9 @@ static int ngx_http_gateway_hit_hash_is(u_char *hex, size_t len,
 static int ngx_http_gateway_hit_is_boolean(u_char *data, size_t len);
 
 
-/* An API key against its learnt record in the keys dict (lua/gateway/keys.lua's
- * verdict "pass"), all but the revocation markers, which the caller reads: a
+/* An API key against its learnt record in the keys dict
+ * (lua/gateway/key_records.lua's verdict "pass"), all but the revocation
+ * markers, which the caller reads: a
  * live "known" record not past half its life, whose hash (or rotated-out hash,
  * within its grace) is the digest of the secret, for a client not past its
  * expiry. */
@@ -137,7 +139,7 @@ ngx_http_gateway_hit_parse_key_record(u_char *buf, size_t len,
     identity->limit.len = rec.len[F_LIMIT];
     identity->rules.data = rec.data[F_PERMISSIONS];
     identity->rules.len = rec.len[F_PERMISSIONS];
-    /* The key id is the client's row (lua/gateway/keys.lua). */
+    /* The key id is the client's row (lua/gateway/key_records.lua). */
     identity->row = *id;
     identity->method.data = (u_char *) "apk";
     identity->method.len = 3;
@@ -147,7 +149,7 @@ ngx_http_gateway_hit_parse_key_record(u_char *buf, size_t len,
 
 
 /* An API key against its record in the key table (lua/gateway/key_table.lua's
- * decode, then lua/gateway/keys.lua's verdict "pass"): the bytes of
+ * decode, then lua/gateway/key_records.lua's verdict "pass"): the bytes of
  * common/contract.ts KEY_RECORD, in its order: version, flags, the secret's
  * hashes, the expiry, the limit, the rules, the name. A record that is absent,
  * damaged or does not pass is Lua's to refuse. */
@@ -208,8 +210,9 @@ ngx_http_gateway_hit_parse_key_table_record(u_char *buf, size_t len,
 }
 
 
-/* A cached decision (lua/gateway/entry.lua's decode), undamaged: its identity,
- * and when it was decided (the caller reads the revocation markers). Its
+/* A cached decision (lua/gateway/decision_entry.lua's decode), undamaged: its
+ * identity, and when it was decided (the caller reads the revocation
+ * markers). Its
  * lifetime (never past a token's exp) is the dict entry's own: an expired one
  * reads as absent. */
 int

@@ -1,7 +1,7 @@
 /*
  * libFuzzer target: the API key parser (ngx_http_gateway_hit_parse_api_key)
  * against the Lua code's own definition of the issued shape
- * (lua/gateway/access.lua's API_KEY pattern, ^[Aa][Pp][Kk]
+ * (lua/gateway/credentials.lua's parse_api_key, ^[Aa][Pp][Kk]
  * +([1-9][0-9]{0,14})\.([A-Za-z0-9_-]{43})\z), matched here another way: the
  * module may pass only what Lua would parse, and must find the same id and
  * secret.

@@ -1,6 +1,7 @@
 /*
  * An API key against its learnt key record in the keys dict
- * (lua/gateway/keys.lua's verdict "pass"), when there is no trusted key table:
+ * (lua/gateway/key_records.lua's verdict "pass"), when there is no trusted key
+ * table:
  * the record's bytes are judged by ngx_http_gateway_hit_parse_key_record
  * (ngx_http_gateway_hit_parse_records.c), the revocation markers read here.
  */

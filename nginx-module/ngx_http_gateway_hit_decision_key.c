@@ -1,8 +1,8 @@
 /*
  * The module's hashes, with OpenSSL's SHA-256: an API key's secret as its
  * record holds it (lua/gateway/sha256.lua), and the decision cache's keyed hash
- * of a credential (lua/gateway/keying.lua's key), whose key the Lua code sets
- * in the master.
+ * of a credential (lua/gateway/decision_key.lua's key), whose key the Lua code
+ * sets in the master.
  */
 #include "ngx_http_gateway_hit_module.h"
 /* The low-level SHA256_* calls: OpenSSL 3's one-shot SHA256() and EVP look the
@@ -21,8 +21,8 @@
 
 /* The decision cache's HMAC key, as SHA-256 states after the inner and the
  * outer padded key (RFC 2104): set by the Lua code in the master
- * (lua/gateway/keying.lua), new at every start, inherited by the workers. Never
- * in shared memory. */
+ * (lua/gateway/decision_key.lua), new at every start, inherited by the workers.
+ * Never in shared memory. */
 static SHA256_CTX       ngx_http_gateway_hit_hmac_inner;
 static SHA256_CTX       ngx_http_gateway_hit_hmac_outer;
 ngx_flag_t              ngx_http_gateway_hit_hmac_ready;
@@ -48,8 +48,8 @@ ngx_http_gateway_hit_digest(u_char *secret, u_char *digest)
 
 
 /* "d" and HMAC-SHA-256(credential NUL inputs) into `key` (1 + DIGEST_LEN
- * bytes), as lua/gateway/keying.lua's key(); the caller has checked that the
- * HMAC key is set. */
+ * bytes), as lua/gateway/decision_key.lua's key(); the caller has checked that
+ * the HMAC key is set. */
 void
 ngx_http_gateway_hit_decision_key(ngx_str_t *credential,
     ngx_http_variable_value_t *inputs, u_char *key)
