@@ -38,11 +38,14 @@ import { measurePermissions } from './phases/permissions.js';
 import { measureRateLimits } from './phases/rate-limit.js';
 import { measureRevocation } from './phases/revocation.js';
 import { measureThroughput } from './phases/throughput.js';
-import { FIGURE_IDS } from './report/figure.js';
-import { figures } from './report/figures.js';
-import type { Outcome } from './report/miss-path-figures.js';
-import { codeVersion, writeResults } from './report/results.js';
-import { formatCpu, formatTable, formatVerdict } from './report/table.js';
+import { FIGURE_IDS, figures, type Outcome } from './report/figures.js';
+import {
+  codeVersion,
+  formatCpu,
+  formatTable,
+  formatVerdict,
+  writeResults,
+} from './report/write.js';
 import { plainCommandLines } from './stack/command-lines.js';
 import { BENCH_PATH } from './stack/engine-session.js';
 import { startStack } from './stack/setup.js';

@@ -7,12 +7,6 @@ export {
   IDENTITY_FROM_SIDECAR,
   REFUSAL_FROM_SIDECAR,
 } from '../common/contract.js';
-export {
-  type DerivedConf,
-  deriveBaselineConf,
-  deriveCacheOffConf,
-  listenPorts,
-} from './baseline-conf.js';
 export { C_CONTRACT_PATH, renderCContract } from './c-contract.js';
 export {
   CERTIFICATE_VALIDITY_DAYS,

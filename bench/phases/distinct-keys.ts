@@ -7,10 +7,10 @@ import {
   writeCredentialFile,
 } from '../stack/distinct-keys.js';
 import {
+  type BenchKeyTable,
   controlSocketOf,
   counterGrowth,
   flushedCounters,
-  type KeyTableState,
   type LuaCounters,
   waitForKeyTable,
   waitForSweep,
@@ -40,7 +40,7 @@ export interface DistinctKeysRow {
   /** False: the replica did not hold them all within 60 s (the row is then suspect). */
   settled: boolean;
   /** B's key table after the wait and at the end of the row; null: this nginx holds none. */
-  keyTable: KeyTableState | null;
+  keyTable: BenchKeyTable | null;
   baseline: Aggregate;
   gateway: Aggregate;
   ratio: number;

@@ -17,7 +17,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../../common/package-root.js';
 import { startReplicas } from '../../test/support/replicas-stack.js';
-import { codeVersion, writeResults } from '../report/results.js';
+import { codeVersion, writeResults } from '../report/write.js';
 import { ensureWrk } from '../wrk/install.js';
 import { formatReplicas } from './report.js';
 import { measureRevocation } from './revocation.js';

@@ -14,10 +14,10 @@ import { insertKeyedClients, writeCredentialFile } from '../stack/distinct-keys.
 import { BENCH_PATH } from '../stack/engine-session.js';
 import { startGateway } from '../stack/gateway.js';
 import {
+  type BenchKeyTable,
   controlSocketOf,
   counterGrowth,
   flushedCounters,
-  type KeyTableState,
   keyTableState,
   type LuaCounters,
   nginxSharedMemory,
@@ -46,7 +46,7 @@ export interface ScaleDistinctKeys {
   sweep: { copied: number; seconds: number; settled: boolean };
   /** Each nginx worker's private resident memory after the runs, MB (its copies of the records among it). */
   workersPrivateMb: number[];
-  keyTable: KeyTableState | null;
+  keyTable: BenchKeyTable | null;
   /** The key table's size setting the gateway ran with (null: the settings have none). */
   keyTableSize: string | null;
   /** The sidecar's gauges (gateway_key_table_*) as its /metrics gave them, if it has them. */

@@ -1,17 +1,15 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LAYOUT, loadSettings, prepareProxy } from '../../generator/index.js';
+import { locateNginx, waitForHttps } from '../../native/nginx.js';
+import { freePort } from '../../native/ports.js';
+import { nginxWorkerAccount } from '../../native/privileges.js';
 import {
   type DerivedConf,
   deriveBaselineConf,
   deriveCacheOffConf,
-  LAYOUT,
   listenPorts,
-  loadSettings,
-  prepareProxy,
-} from '../../generator/index.js';
-import { locateNginx, waitForHttps } from '../../native/nginx.js';
-import { freePort } from '../../native/ports.js';
-import { nginxWorkerAccount } from '../../native/privileges.js';
+} from './baseline-conf.js';
 import { spawnNginx } from './nginx-process.js';
 
 /** A second nginx serving a copy of a gateway's configuration with one thing changed. */
@@ -39,7 +37,7 @@ type Derive = (conf: string, ports: Map<number, number>, runtimeDir: string) => 
 
 /**
  * A second nginx (the same binary the gateway runs) serving a derived copy of the gateway's
- * default.conf (see generator/baseline-conf.ts), from its own configuration and runtime
+ * default.conf (see baseline-conf.ts), from its own configuration and runtime
  * directories under `dir`, started through the same step as the gateway's proxy
  * (`prepareProxy`: same main nginx.conf, Lua path, worker user, logging to a file, nginx -t).
  */

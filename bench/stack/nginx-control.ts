@@ -1,33 +1,23 @@
 import { readdir, readFile } from 'node:fs/promises';
-import { CONTROL, KEY_TABLE } from '../../common/contract.js';
 import { gatewayHome } from '../../native/home.js';
-import { readControlSocket } from '../../sidecar/nginx/control-socket.js';
+import {
+  type KeyTableState,
+  type LuaCounters,
+  NginxKeyTable,
+  readLuaCounters,
+} from '../../sidecar/nginx/index.js';
 
 /**
  * What the bench reads from a gateway's nginx besides its answers: the Lua counters and the key
- * table's state on the control socket (the sidecar's own reads), and the shared memory nginx
- * mapped (/proc). Every read gives null when nginx has no such thing (an nginx from before the
- * key table answers 404): rows then say so instead of failing.
+ * table's state through the sidecar's own control-socket client (sidecar/nginx/), and the
+ * shared memory nginx mapped (/proc). Every read gives null when nginx has no such thing (an
+ * nginx from before the key table answers 404): rows then say so instead of failing.
  */
+
+export type { LuaCounters };
 
 /** The control socket of a native gateway started in `home`. */
 export const controlSocketOf = (home: string) => gatewayHome(home).controlSocket;
-
-export type LuaCounters = Record<string, number>;
-
-/** nginx's Lua counters (cache_miss, key_hit, module_hit, refused_401...), or null. */
-export async function luaCounters(socket: string): Promise<LuaCounters | null> {
-  const answer = await readControlSocket(socket, CONTROL.metrics, 'GET', 2_000, 256 * 1024);
-  if (answer?.status !== 200) return null;
-  try {
-    const value = JSON.parse(answer.text) as Record<string, unknown>;
-    const out: LuaCounters = {};
-    for (const [k, v] of Object.entries(value)) if (typeof v === 'number') out[k] = v;
-    return out;
-  } catch {
-    return null;
-  }
-}
 
 /**
  * Each nginx worker adds its counts to the shared ones about once a second (lua/gateway/
@@ -38,7 +28,7 @@ export const COUNTER_FLUSH_MS = 1_200;
 /** The Lua counters once every request so far is in them (COUNTER_FLUSH_MS after the last). */
 export async function flushedCounters(socket: string): Promise<LuaCounters | null> {
   await new Promise((r) => setTimeout(r, COUNTER_FLUSH_MS));
-  return luaCounters(socket);
+  return readLuaCounters(socket, 2_000);
 }
 
 /** Pure: what each counter grew by from `before` to `after` (a counter absent counts 0). */
@@ -55,49 +45,20 @@ export function counterGrowth(
   return out;
 }
 
-/** The key table's state as nginx answers `GET /key-table` (lua/gateway/key_table.lua). */
-export interface KeyTableState {
-  phase: string | null;
-  records: number;
-  capacityBytes: number;
-  freeBytes: number;
-  /** Bytes of the dict in use: capacity − free (the slab pages nginx handed out). */
-  usedBytes: number;
-  full: boolean;
-  /** Seconds the last full load took, as nginx noted it. */
-  loadSeconds: number | null;
-  position: string | null;
-}
+/** nginx's key-table state with the bytes of its dict in use (capacity − free: slab pages). */
+export type BenchKeyTable = KeyTableState & { capacityBytes: number; usedBytes: number };
 
-/** Pure: the state from the control socket's JSON, or null if it is not that. */
-export function parseKeyTableState(text: string): KeyTableState | null {
-  let value: Record<string, unknown>;
-  try {
-    value = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    return null;
-  }
-  if (typeof value !== 'object' || value === null) return null;
-  const num = (k: string) => (typeof value[k] === 'number' ? (value[k] as number) : null);
-  const capacity = num('capacity_bytes');
-  const free = num('free_bytes');
-  if (capacity === null || free === null) return null;
-  return {
-    phase: typeof value.phase === 'string' ? value.phase : null,
-    records: num('records') ?? 0,
-    capacityBytes: capacity,
-    freeBytes: free,
-    usedBytes: capacity - free,
-    full: value.full === true,
-    loadSeconds: num('load_seconds') ?? num('load_s'),
-    position: typeof value.position === 'string' ? value.position : null,
-  };
+/** Pure: the state with its used bytes, or null when nginx gave no capacity to compare. */
+export function withUsedBytes(state: KeyTableState): BenchKeyTable | null {
+  const { capacityBytes, freeBytes } = state;
+  if (capacityBytes === null || freeBytes === null) return null;
+  return { ...state, capacityBytes, usedBytes: capacityBytes - freeBytes };
 }
 
 /** The key table's state, or null when this nginx holds none (or does not answer). */
-export async function keyTableState(socket: string): Promise<KeyTableState | null> {
-  const answer = await readControlSocket(socket, KEY_TABLE.controlPath, 'GET', 2_000, 64 * 1024);
-  return answer?.status === 200 ? parseKeyTableState(answer.text) : null;
+export async function keyTableState(socket: string): Promise<BenchKeyTable | null> {
+  const answer = await new NginxKeyTable(socket).state();
+  return answer.kind === 'state' ? withUsedBytes(answer.state) : null;
 }
 
 /**
@@ -111,7 +72,7 @@ export async function waitForKeyTable(
   socket: string,
   records: number,
   timeoutMs: number,
-): Promise<{ state: KeyTableState | null; seconds: number; settled: boolean }> {
+): Promise<{ state: BenchKeyTable | null; seconds: number; settled: boolean }> {
   const started = performance.now();
   let last = await keyTableState(socket);
   if (!last) return { state: null, seconds: 0, settled: true };
@@ -142,7 +103,7 @@ export async function waitForSweep(
   timeoutMs: number,
 ): Promise<{ copied: number; seconds: number; settled: boolean }> {
   const started = performance.now();
-  const read = async () => (await luaCounters(socket))?.module_copied;
+  const read = async () => (await readLuaCounters(socket, 2_000))?.module_copied;
   let last = await read();
   if (last === undefined) return { copied: 0, seconds: 0, settled: true };
   for (;;) {

@@ -3,7 +3,7 @@ import {
   deriveBaselineConf,
   deriveCacheOffConf,
   listenPorts,
-} from '../../generator/baseline-conf.js';
+} from '../../bench/stack/baseline-conf.js';
 import { LAYOUT, parseSettings, renderConfigFiles } from '../../generator/index.js';
 
 // The gateway's default.conf as the native runner renders it (the bench derives its copies

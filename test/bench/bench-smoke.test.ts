@@ -4,7 +4,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
-import { FIGURE_IDS } from '../../bench/report/figure.js';
+import { FIGURE_IDS } from '../../bench/report/figures.js';
 
 const MAIN = join(import.meta.dirname, '../../dist/bench/main.js');
 

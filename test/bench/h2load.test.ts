@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { H2_REQUESTS_PER_CONNECTION, h2loadArgs, parseH2load } from '../../bench/h2load/run.js';
 import { aggregateH2, H2_CONNECTIONS, H2_STREAMS, type H2Run } from '../../bench/phases/http2.js';
-import { http2Figure } from '../../bench/report/http2-figures.js';
+import { http2Figure } from '../../bench/report/figures.js';
 
 // h2load 1.52's summary, as it printed it for 2 connections × 1000 requests against gateway B.
 const SUMMARY = `starting benchmark...

@@ -9,7 +9,7 @@ import {
   createdFirstRequestFigure,
   distinctKeysFigures,
   powerOfTen,
-} from '../../bench/report/key-table-figures.js';
+} from '../../bench/report/figures.js';
 
 const cpu = { nginx: 0.5, other: 0.05, idle: 1 };
 

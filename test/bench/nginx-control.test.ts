@@ -1,11 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { keyTableGauges } from '../../bench/scale/distinct-keys.js';
 import { balancerConfig } from '../../bench/stack/balancer.js';
-import {
-  counterGrowth,
-  parseKeyTableState,
-  sharedMappings,
-} from '../../bench/stack/nginx-control.js';
+import { counterGrowth, sharedMappings, withUsedBytes } from '../../bench/stack/nginx-control.js';
 
 describe('what the bench reads of nginx', () => {
   test('counter growth keeps what grew, counts an absent counter as 0, and needs both reads', () => {
@@ -19,37 +15,21 @@ describe('what the bench reads of nginx', () => {
     expect(counterGrowth({}, null)).toBeNull();
   });
 
-  test("the key table's state: used bytes are capacity less free; anything else is not a state", () => {
-    const state = parseKeyTableState(
-      JSON.stringify({
-        phase: 'complete',
-        records: 1000,
-        capacity_bytes: 67_108_864,
-        free_bytes: 66_000_000,
-        position: 'ab12:42',
-        load_seconds: 0.8,
-      }),
-    );
-    expect(state).toEqual({
-      phase: 'complete',
+  test("the key table's used bytes are capacity less free; without a capacity there are none", () => {
+    const state = {
+      phase: 'complete' as const,
+      position: 'ab12:42',
       records: 1000,
+      full: false,
+      trustedUntil: null,
+      liveUntil: null,
+      loadSeconds: 0.8,
       capacityBytes: 67_108_864,
       freeBytes: 66_000_000,
-      usedBytes: 1_108_864,
-      full: false,
-      loadSeconds: 0.8,
-      position: 'ab12:42',
-    });
-    expect(parseKeyTableState('{"errors":[{"code":"NOT_FOUND"}]}')).toBeNull();
-    expect(parseKeyTableState('not json')).toBeNull();
-    expect(
-      parseKeyTableState(JSON.stringify({ capacity_bytes: 10, free_bytes: 4, full: true })),
-    ).toMatchObject({
-      phase: null,
-      records: 0,
-      usedBytes: 6,
-      full: true,
-    });
+    };
+    expect(withUsedBytes(state)).toMatchObject({ records: 1000, usedBytes: 1_108_864 });
+    expect(withUsedBytes({ ...state, capacityBytes: null })).toBeNull();
+    expect(withUsedBytes({ ...state, freeBytes: null })).toBeNull();
   });
 
   test("nginx's shared zones are the shared /dev/zero mappings of smaps, nothing else", () => {

@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
-import { NGINX_NAMES } from '../common/contract.js';
-import { readServerConf } from './rendered-conf.js';
+import { NGINX_NAMES } from '../../common/contract.js';
+import { readServerConf } from '../../generator/index.js';
 
 /**
  * Second nginx instances derived from a gateway's own rendered `default.conf`, read from disk
