@@ -88,7 +88,7 @@ export const LIMITS = {
   engineFirstRequestMs: 5,
   fastApk: 0.9,
   fastBearer: 0.9,
-  cacheOff: 0.35,
+  cacheOff: 0.4,
   p99AddedMaxRateMs: 0.5,
   flood: 0.8,
   duringListP99Ms: 10,
