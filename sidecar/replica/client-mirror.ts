@@ -8,8 +8,12 @@ import type { ApiClientRow } from '../clients/store/api-client.js';
  */
 export const SUBJECTS_MAX = 100_000;
 
-/** The most rows of clients without a subject held (API keys alone), on the same reckoning. */
-export const KEYS_MAX = 100_000;
+/**
+ * The most rows of clients without a subject held (API keys alone): about 6.5 MB. With 10⁵ the
+ * bench's sidecar grew by 65-95 MB once its 10⁵ keys were made, and a heap that size cost
+ * pauses (docs/decisions/20261202-api-key-clients-from-the-replica.md).
+ */
+export const KEYS_MAX = 10_000;
 
 /**
  * The rows of the clients, in this sidecar's memory, kept by the key table's replicator beside
