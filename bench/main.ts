@@ -329,11 +329,37 @@ async function serverVersion(url: string): Promise<string> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    if (err instanceof UsageError) process.stderr.write(`${err.message}\n`);
-    else process.stderr.write(`bench: ${(err as Error).stack ?? String(err)}\n`);
-    process.exit(err instanceof UsageError ? 2 : 1);
-  },
-);
+/**
+ * `--group scale` and `--group replicas` run the other two scenario groups (`npm run
+ * bench:scale`, `npm run bench:replicas`); each reads the arguments left after the group.
+ */
+const GROUPS: Record<string, string> = {
+  scale: './scale/main.js',
+  replicas: './replicas/main.js',
+};
+const groupAt = process.argv.indexOf('--group');
+const group = groupAt >= 0 ? process.argv[groupAt + 1] : undefined;
+if (groupAt >= 0) process.argv.splice(groupAt, 2);
+if (group !== undefined && group !== 'main') {
+  const entry = GROUPS[group];
+  if (entry === undefined) {
+    process.stderr.write(
+      `bench: unknown --group ${group} (main, ${Object.keys(GROUPS).join(', ')})\n`,
+    );
+    process.exit(2);
+  }
+  await import(entry);
+} else {
+  runMain();
+}
+
+function runMain(): void {
+  main().then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      if (err instanceof UsageError) process.stderr.write(`${err.message}\n`);
+      else process.stderr.write(`bench: ${(err as Error).stack ?? String(err)}\n`);
+      process.exit(err instanceof UsageError ? 2 : 1);
+    },
+  );
+}
