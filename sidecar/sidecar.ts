@@ -24,6 +24,8 @@ import { readOidcSettings } from './oidc/settings.js';
 import { OidcBearerVerifier } from './oidc/verifier.js';
 import { FileProofGate } from './proof/file-proof-gate.js';
 import type { ProofGate } from './proof/proof-gate.js';
+import { FleetSync } from './ratelimit/fleet-sync.js';
+import { readRateLimitStoreSettings } from './ratelimit/store-settings.js';
 import { ChangeFeed } from './replica/change-feed.js';
 import { registerKeyTableMetrics } from './replica/key-table-metrics.js';
 import { KeyTableReplicator } from './replica/replicator.js';
@@ -73,6 +75,7 @@ export async function startSidecar(
   // Read first: a bad OIDC_* value stops the start-up before anything waits for the database.
   const oidc = readOidcSettings(env);
   const usage = readUsageSettings(env);
+  const rateLimitStore = readRateLimitStoreSettings(env);
   // Read before serving; a file not there yet (the proxy makes it, and may start second) is
   // read again once a request is refused for it.
   const proof =
@@ -197,6 +200,13 @@ export async function startSidecar(
   // and every sidecar prunes past the retention (docs/decisions/20261125-rate-limits-and-usage.md).
   const recorder = control ? new UsageRecorder(writesPool, control, log, usage.flushMs) : null;
   recorder?.start();
+  // rate_limits.store redis: this pair's limit counts exchanged with the fleet's
+  // (docs/decisions/20261202-global-rate-limits.md).
+  const fleet =
+    rateLimitStore.store === 'redis' && config.controlSocket
+      ? new FleetSync(rateLimitStore, config.controlSocket, log, metrics, clock)
+      : null;
+  fleet?.start();
   const pruner = new UsagePruner(
     writesPool,
     log,
@@ -246,7 +256,13 @@ export async function startSidecar(
       // every request then fails closed until a sidecar is back.
       await invalidator.all();
       // What was noted in memory goes to the database before the pools close.
-      await Promise.all([lastUsed.close(), failures.close(), recorder?.close(), pruner.stop()]);
+      await Promise.all([
+        lastUsed.close(),
+        failures.close(),
+        recorder?.close(),
+        pruner.stop(),
+        fleet?.stop(),
+      ]);
       await Promise.all([
         pool.end(),
         managementPool.end(),
