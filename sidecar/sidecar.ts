@@ -108,6 +108,8 @@ export async function startSidecar(
   // and, with an nginx to push to, while that nginx answers; not ready from the moment it stops.
   let serving = false;
   let stopping = false;
+  // rate_limits.store redis: whether the last sync with Redis worked (null: local, or none yet).
+  let storeUp: () => boolean | null = () => null;
   const readiness = async (): Promise<Readiness> => {
     if (stopping) return { ready: false, code: 'STOPPING', message: 'The sidecar is stopping.' };
     const [database, nginx] = await Promise.all([
@@ -131,7 +133,18 @@ export async function startSidecar(
     }
     if (!serving)
       return { ready: false, code: 'STARTING', message: 'The sidecar is still starting.' };
-    return database.ready ? database : { ready: true, degraded: database };
+    if (!database.ready) return { ready: true, degraded: database };
+    // Redis away: the pair still serves (each pair enforces the whole limit alone), degraded.
+    if (storeUp() === false) {
+      return {
+        ready: true,
+        degraded: {
+          code: 'RATE_LIMIT_STORE_UNREACHABLE',
+          message: 'Redis cannot be reached: rate limits are enforced per pair until it is back.',
+        },
+      };
+    }
+    return database;
   };
   const metricsServer = config.metricsListen
     ? createMetricsServer({ metrics, readiness, log })
@@ -207,6 +220,7 @@ export async function startSidecar(
       ? new FleetSync(rateLimitStore, config.controlSocket, log, metrics, clock)
       : null;
   fleet?.start();
+  if (fleet) storeUp = () => fleet.storeUp;
   const pruner = new UsagePruner(
     writesPool,
     log,

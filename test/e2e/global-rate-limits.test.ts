@@ -13,7 +13,7 @@ import { callStack } from '../support/stack-http.js';
 // PostgreSQL and one real Redis (Debian's redis-server), RATE_LIMITS_STORE=redis. A client's
 // limit holds across the fleet within the stated bound.
 
-type NativeStack = Stack & { home: string };
+type NativeStack = Awaited<ReturnType<typeof startNativeStack>>;
 let redis: RunningRedis;
 const pairs: NativeStack[] = [];
 
@@ -137,6 +137,14 @@ describe('RATE_LIMITS_STORE=redis across three pairs', () => {
   test('Redis away: each pair enforces the limit alone, never a 500; back: the fleet total again', async () => {
     await redis.stop();
     await settle();
+    const ready = await fetch(`${pairs[0]!.gateway().metricsUrl}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({
+      degraded: [{ code: 'RATE_LIMIT_STORE_UNREACHABLE' }],
+    });
+    const metrics = await (await fetch(`${pairs[0]!.gateway().metricsUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^gateway_rate_limit_store_up 0$/m);
+    expect(metrics).toMatch(/^gateway_rate_limit_store_transitions_total\{to="down"\} 1$/m);
     const { id, token } = await newClient({ requests: 3, per_seconds: 60 });
     await startOfWindow(60, 30_000);
     const perPair = [];
@@ -148,6 +156,9 @@ describe('RATE_LIMITS_STORE=redis across three pairs', () => {
     await redis.start();
     await new Promise((r) => setTimeout(r, 3000));
     for (const stack of pairs) expect(statuses(await sequence(stack, token, 1))).toEqual([429]);
+    const back = await (await fetch(`${pairs[0]!.gateway().metricsUrl}/metrics`)).text();
+    expect(back).toMatch(/^gateway_rate_limit_store_up 1$/m);
+    expect(back).toMatch(/^gateway_rate_limit_store_transitions_total\{to="up"\} 1$/m);
     const store = new Redis(redis.url);
     const window = Math.floor(Date.now() / 60_000);
     const total = Number(await store.get(`gw:rl:${id}:60:${window}`));
