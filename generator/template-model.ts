@@ -70,6 +70,8 @@ export interface DefaultConfModel {
   createdPath: string;
   /** The control socket's location where the sidecar collects nginx's per-client request counts. */
   usagePath: string;
+  /** The control location where the sidecar exchanges rate limit counts with the fleet's. */
+  limitsPath: string;
   /** Where an error location asked from outside is sent: the reserved prefix it lives under. */
   errorPageFromOutside: string;
   /** On the control socket: nginx proxies the Lua code's questions to the sidecar. */
@@ -437,6 +439,7 @@ function answersModel(
   | 'failuresPath'
   | 'createdPath'
   | 'usagePath'
+  | 'limitsPath'
   | 'moduleDirective'
   | 'notFoundBody'
   | 'reservedPaths'
@@ -454,6 +457,7 @@ function answersModel(
     failuresPath: CONTROL.failures,
     createdPath: CONTROL.created,
     usagePath: CONTROL.usage,
+    limitsPath: CONTROL.limits,
     moduleDirective: NGINX_MODULE.directive,
     notFoundBody: jsonLiteral(
       JSON.parse(answerBody(NGINX_ERROR_PAGES.find((p) => p.nginxStatus === 404)!)),

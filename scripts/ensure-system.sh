@@ -29,7 +29,7 @@ START_PACKAGES=(
 # puppeteer-core; nothing is downloaded at run time), clang-14 with libFuzzer and its sanitizer
 # runtimes (the nginx module's fuzz targets, test/sanitizers/; the module's ASan build uses gcc's
 # libasan, which gcc brings). The container engine's packages are docker/setup-podman.sh's.
-TEST_PACKAGES=(wrk git chromium clang-14 libfuzzer-14-dev libclang-rt-14-dev)
+TEST_PACKAGES=(wrk git chromium clang-14 libfuzzer-14-dev libclang-rt-14-dev redis-server)
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 die() {

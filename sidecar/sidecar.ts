@@ -24,6 +24,8 @@ import { readOidcSettings } from './oidc/settings.js';
 import { OidcBearerVerifier } from './oidc/verifier.js';
 import { FileProofGate } from './proof/file-proof-gate.js';
 import type { ProofGate } from './proof/proof-gate.js';
+import { FleetSync } from './ratelimit/fleet-sync.js';
+import { readRateLimitStoreSettings } from './ratelimit/store-settings.js';
 import { ChangeFeed } from './replica/change-feed.js';
 import { registerKeyTableMetrics } from './replica/key-table-metrics.js';
 import { KeyTableReplicator } from './replica/replicator.js';
@@ -73,6 +75,7 @@ export async function startSidecar(
   // Read first: a bad OIDC_* value stops the start-up before anything waits for the database.
   const oidc = readOidcSettings(env);
   const usage = readUsageSettings(env);
+  const rateLimitStore = readRateLimitStoreSettings(env);
   // Read before serving; a file not there yet (the proxy makes it, and may start second) is
   // read again once a request is refused for it.
   const proof =
@@ -105,6 +108,8 @@ export async function startSidecar(
   // and, with an nginx to push to, while that nginx answers; not ready from the moment it stops.
   let serving = false;
   let stopping = false;
+  // rate_limits.store redis: whether the last sync with Redis worked (null: local, or none yet).
+  let storeUp: () => boolean | null = () => null;
   const readiness = async (): Promise<Readiness> => {
     if (stopping) return { ready: false, code: 'STOPPING', message: 'The sidecar is stopping.' };
     const [database, nginx] = await Promise.all([
@@ -128,7 +133,18 @@ export async function startSidecar(
     }
     if (!serving)
       return { ready: false, code: 'STARTING', message: 'The sidecar is still starting.' };
-    return database.ready ? database : { ready: true, degraded: database };
+    if (!database.ready) return { ready: true, degraded: database };
+    // Redis away: the pair still serves (each pair enforces the whole limit alone), degraded.
+    if (storeUp() === false) {
+      return {
+        ready: true,
+        degraded: {
+          code: 'RATE_LIMIT_STORE_UNREACHABLE',
+          message: 'Redis cannot be reached: rate limits are enforced per pair until it is back.',
+        },
+      };
+    }
+    return database;
   };
   const metricsServer = config.metricsListen
     ? createMetricsServer({ metrics, readiness, log })
@@ -197,6 +213,14 @@ export async function startSidecar(
   // and every sidecar prunes past the retention (docs/decisions/20261125-rate-limits-and-usage.md).
   const recorder = control ? new UsageRecorder(writesPool, control, log, usage.flushMs) : null;
   recorder?.start();
+  // rate_limits.store redis: this pair's limit counts exchanged with the fleet's
+  // (docs/decisions/20261202-global-rate-limits.md).
+  const fleet =
+    rateLimitStore.store === 'redis' && config.controlSocket
+      ? new FleetSync(rateLimitStore, config.controlSocket, log, metrics, clock)
+      : null;
+  fleet?.start();
+  if (fleet) storeUp = () => fleet.storeUp;
   const pruner = new UsagePruner(
     writesPool,
     log,
@@ -246,7 +270,13 @@ export async function startSidecar(
       // every request then fails closed until a sidecar is back.
       await invalidator.all();
       // What was noted in memory goes to the database before the pools close.
-      await Promise.all([lastUsed.close(), failures.close(), recorder?.close(), pruner.stop()]);
+      await Promise.all([
+        lastUsed.close(),
+        failures.close(),
+        recorder?.close(),
+        pruner.stop(),
+        fleet?.stop(),
+      ]);
       await Promise.all([
         pool.end(),
         managementPool.end(),

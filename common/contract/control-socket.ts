@@ -33,6 +33,12 @@ export const CONTROL = {
    */
   usage: '/usage',
   /**
+   * POST: the rate limit windows' counts, with rate_limits.store redis: a body of lines
+   * `<window key> <delta> <ttl s>` (the other pairs' counts the sidecar adds), the answer lines
+   * `<window key> <count>` for every window held after them (lua/gateway/fleet.lua).
+   */
+  limits: '/limits',
+  /**
    * GET: proxied to the sidecar's `SIDECAR_PROBE.path` through the same upstream as `auth`;
    * the sidecar's readiness asks it to know that nginx reaches this very sidecar.
    */

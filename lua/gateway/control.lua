@@ -75,6 +75,16 @@ function M.usage()
   respond.text_data(require("gateway.usage").drain())
 end
 
+-- The rate limit windows' counts, with the fleet's added (gateway.fleet; rate_limits.store
+-- redis): the body's deltas applied, every window's count answered.
+function M.limits()
+  if not require_post() then
+    return
+  end
+  ngx.req.read_body()
+  respond.text_data(require("gateway.fleet").exchange(ngx.req.get_body_data(), ngx.var.arg_list ~= "0"))
+end
+
 -- The key table's replica (gateway.key_table): GET its state (?ids=1,2,3: the records held for
 -- those ids, base64, false for one not held); POST ?op=load&position=P (a new
 -- load from feed position P), ?op=apply[&position=P][&complete=1][&renew=1][&live=S] with lines
