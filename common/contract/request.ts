@@ -29,6 +29,17 @@ export const REQUEST_ID = {
 } as const;
 
 /**
+ * W3C trace context, when settings' tracing is on (docs/decisions/20261202-trace-context.md):
+ * the `traceparent` nginx sends the app, management and the sidecar's /auth, naming the
+ * gateway's own span as the parent. nginx.conf defines `variable` empty; default.conf's map
+ * replaces it while tracing is on. An empty value sends no header.
+ */
+export const TRACE_CONTEXT = {
+  header: 'traceparent',
+  variable: '$gateway_traceparent',
+} as const;
+
+/**
  * The ids kept from a trusted proxy, and the ids the sidecar and the app log: nginx's 32 hex
  * digits fit, and so do a balancer's UUIDs. Nothing that could break a log line or a header.
  */
