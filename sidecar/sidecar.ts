@@ -30,6 +30,8 @@ import { KeyTableReplicator } from './replica/replicator.js';
 import { ChangeListener } from './revocation/change-listener.js';
 import { createSidecarServer } from './server.js';
 import { SettingsStore } from './settings/settings-store.js';
+import { type RunningTracing, startTracing } from './tracing/start-tracing.js';
+import { readTracingEndpoint } from './tracing/tracing-settings.js';
 import { UsagePruner } from './usage/usage-pruner.js';
 import { UsageRecorder } from './usage/usage-recorder.js';
 import { readUsageSettings } from './usage/usage-settings.js';
@@ -73,6 +75,11 @@ export async function startSidecar(
   // Read first: a bad OIDC_* value stops the start-up before anything waits for the database.
   const oidc = readOidcSettings(env);
   const usage = readUsageSettings(env);
+  const tracingEndpoint = readTracingEndpoint(env);
+  // The SDK is loaded only now, and only with an endpoint (tracing off: nothing of it).
+  const tracing: RunningTracing | null = tracingEndpoint
+    ? await startTracing(tracingEndpoint, log)
+    : null;
   // Read before serving; a file not there yet (the proxy makes it, and may start second) is
   // read again once a request is refused for it.
   const proof =
@@ -254,6 +261,8 @@ export async function startSidecar(
         replicaPool.end(),
         listings.close(),
       ]);
+      // The last spans are sent once everything that could start one has stopped.
+      await tracing?.shutdown();
     },
   };
 }
