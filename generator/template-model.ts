@@ -7,6 +7,7 @@ import {
   KEY_TABLE,
   NGINX_MODULE,
   NGINX_NAMES,
+  NGINX_SPAN_RECORD,
   REQUEST_ID,
   REQUEST_ID_CHARACTERS,
   SIDECAR_PROBE,
@@ -124,6 +125,8 @@ export interface TracingModel {
   /** null: no new trace is sampled. */
   samplePercent: string | null;
   variables: typeof TRACE_VARIABLES;
+  /** nginx's span records to the sidecar; null: no otlp_endpoint, nothing sent. */
+  spans: { format: string; target: string; tag: string } | null;
 }
 
 export interface RequestIdModel {
@@ -285,7 +288,38 @@ function tracingModel(settings: Settings): TracingModel | null {
     generated: REQUEST_ID.generated,
     samplePercent: samplePercent(settings.tracing.sample_ratio),
     variables: TRACE_VARIABLES,
+    spans:
+      settings.tracing.otlp_endpoint === ''
+        ? null
+        : {
+            format: spanRecordFormat(),
+            target: settings.tracing.nginx_spans_to,
+            tag: NGINX_SPAN_RECORD.tag,
+          },
   };
+}
+
+/** The `log_format ... escape=json` of nginx's span record (NGINX_SPAN_RECORD), one JSON object. */
+function spanRecordFormat(): string {
+  const k = NGINX_SPAN_RECORD.keys;
+  const fields: Array<[string, string]> = [
+    [k.traceId, TRACE_VARIABLES.traceId],
+    [k.spanId, TRACE_VARIABLES.spanId],
+    [k.parentId, TRACE_VARIABLES.parentIn],
+    [k.end, '$msec'],
+    [k.duration, '$request_time'],
+    [k.method, '$request_method'],
+    // $uri: the normalised path, never the query (where a caller might put anything).
+    [k.path, '$uri'],
+    [k.status, '$status'],
+    [k.clientId, clientVariable('client_id')],
+    [k.authMethod, clientVariable('method')],
+  ];
+  return `'{${fields.map(([key, variable]) => `"${key}":"${variable}"`).join(',')}}'`;
+}
+
+function clientVariable(role: 'client_id' | 'method'): string {
+  return IDENTITY_FROM_SIDECAR.find((row) => row.role === role)!.variable;
 }
 
 /** traceparent and tracestate toward an upstream: the gateway's span, the trusted state. */

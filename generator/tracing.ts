@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { TRACE_CONTEXT } from '../common/contract.js';
+import { HOST_PORT } from './patterns.js';
 
 /**
  * W3C trace context (docs/decisions/20261202-trace-context.md). Off by default: nginx renders
@@ -32,6 +33,15 @@ export const tracingSchema = z.strictObject({
       message: 'must be an http:// or https:// URL such as http://collector:4318/v1/traces',
     })
     .default(''),
+  /**
+   * Where nginx sends its own spans' records (syslog over UDP, one datagram per sampled
+   * request) for the sidecar to export: the sidecar's TRACING_NGINX_SPANS_LISTEN. Used only
+   * with an otlp_endpoint.
+   */
+  nginx_spans_to: z
+    .string()
+    .regex(HOST_PORT, { message: 'must be host:port, such as 127.0.0.1:4319' })
+    .default('127.0.0.1:4319'),
 });
 
 export type TracingSettings = z.output<typeof tracingSchema>;
@@ -48,6 +58,10 @@ export const TRACE_VARIABLES = {
   traceparent: TRACE_CONTEXT.variable,
   tracestate: '$gateway_tracestate',
   log: '$gateway_trace_log',
+  /** The caller's parent span id when continued, else empty. */
+  parentIn: '$gateway_trace_parent_in',
+  /** 1 for a sampled request: nginx then sends its span's record. */
+  sampled: '$gateway_trace_sampled',
 } as const;
 
 /**

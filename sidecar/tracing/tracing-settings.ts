@@ -22,3 +22,12 @@ export function readTracingEndpoint(env: NodeJS.ProcessEnv): string | null {
   }
   return url.href;
 }
+
+/**
+ * TRACING_NGINX_SPANS_LISTEN: where nginx's span records arrive (the settings' tracing.
+ * nginx_spans_to), e.g. 127.0.0.1:4319. Unset: nginx's own spans are not received.
+ */
+export function readNginxSpansListen(env: NodeJS.ProcessEnv): string | null {
+  const value = (env.TRACING_NGINX_SPANS_LISTEN ?? '').trim();
+  return value === '' ? null : value;
+}

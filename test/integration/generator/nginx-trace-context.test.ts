@@ -1,4 +1,6 @@
+import { createSocket, type Socket } from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { parseNginxSpanRecord } from '../../../sidecar/tracing/nginx-span-record.js';
 import { http } from '../../support/http.js';
 import { type GatewayUnderTest, startGateway } from './support/gateway-harness.js';
 
@@ -181,5 +183,88 @@ describe('tracing off (the default)', () => {
   test('the access log line ends with the request id, as before', async () => {
     const seen = await get(gw, '127.0.0.1', {});
     expect(await logLine(gw, seen.requestId)).toMatch(new RegExp(`" ${seen.requestId}$`));
+  });
+});
+
+describe("nginx's own span records (an otlp_endpoint set)", () => {
+  let gw: GatewayUnderTest;
+  let socket: Socket;
+  const datagrams: string[] = [];
+  beforeAll(async () => {
+    socket = createSocket('udp4');
+    socket.on('message', (m) => datagrams.push(m.toString('utf8')));
+    await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+    gw = await startGateway({
+      // nginx's "access_log off" cancels every access log at its level, the records' too.
+      accessLog: true,
+      settings: {
+        request_id: { trusted_proxies: ['127.0.0.1/32'] },
+        tracing: {
+          enabled: true,
+          sample_ratio: 0,
+          otlp_endpoint: 'http://127.0.0.1:1/v1/traces',
+          nginx_spans_to: `127.0.0.1:${socket.address().port}`,
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    socket?.close();
+  });
+
+  /** The records received for a trace id, read as the sidecar reads them. */
+  async function recordsOf(traceId: string, atLeast: number) {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const records = datagrams
+        .map((d) => parseNginxSpanRecord(d))
+        .filter((r) => r?.traceId === traceId);
+      if (records.length >= atLeast) return records;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return [];
+  }
+
+  test('a sampled request sends one record: its trace, its span, the caller’s parent, the client', async () => {
+    const trace = `${TRACE.slice(0, -4)}0001`;
+    const seen = await get(gw, '127.0.0.1', {
+      traceparent: `00-${trace}-${PARENT}-01`,
+    });
+    const [record, extra] = await recordsOf(trace, 1);
+    expect(extra).toBeUndefined();
+    expect(record).toMatchObject({
+      traceId: trace,
+      spanId: parts(seen.app.traceparent).parentId,
+      parentId: PARENT,
+      method: 'GET',
+      path: '/data',
+      status: 200,
+      clientId: '1',
+      authMethod: 'apk',
+    });
+    expect(record!.endMs).toBeGreaterThanOrEqual(record!.startMs);
+    expect(Math.abs(record!.endMs - Date.now())).toBeLessThan(60_000);
+  });
+
+  test('an unsampled request sends none', async () => {
+    const unsampled = `${TRACE.slice(0, -4)}0002`;
+    await get(gw, '127.0.0.1', { traceparent: `00-${unsampled}-${PARENT}-00` });
+    // A sampled one after it: once its record is in, the unsampled one's would be too.
+    const sampled = `${TRACE.slice(0, -4)}0003`;
+    await get(gw, '127.0.0.1', { traceparent: `00-${sampled}-${PARENT}-01` });
+    expect(await recordsOf(sampled, 1)).toHaveLength(1);
+    expect(await recordsOf(unsampled, 0)).toEqual([]);
+  });
+
+  test('no record carries the credential', async () => {
+    const trace = `${TRACE.slice(0, -4)}0004`;
+    const secret = 'canary'.repeat(7).slice(0, 43);
+    await http(`https://localhost:${gw.httpsPort}/data?key=${secret}`, {
+      headers: { Authorization: `apk 77.${secret}`, traceparent: `00-${trace}-${PARENT}-01` },
+      tls: { ca: gw.ca, servername: 'localhost', localAddress: '127.0.0.1' },
+      connectTo: '127.0.0.1',
+    });
+    expect(await recordsOf(trace, 1)).toHaveLength(1);
+    expect(datagrams.join('\n')).not.toContain(secret);
   });
 });

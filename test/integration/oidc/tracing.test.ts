@@ -1,5 +1,7 @@
+import { createSocket } from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freshDatabase } from '../../support/database.js';
+import { freePort } from '../../support/embedded-postgres.js';
 import { http } from '../../support/http.js';
 import { CLIENTS, uniqueName } from '../../support/management.js';
 import { type OidcSetup, startOidcSetup } from '../../support/oidc-setup.js';
@@ -17,6 +19,7 @@ let receiver: OtlpReceiver;
 let setup: OidcSetup;
 let token: string;
 let n = 0;
+let spansPort: number;
 
 // The batch processor's delay (the SDK reads it from the environment): spans arrive quickly.
 process.env.OTEL_BSP_SCHEDULE_DELAY = '50';
@@ -24,8 +27,10 @@ process.env.OTEL_BSP_SCHEDULE_DELAY = '50';
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
   const databaseUrl = await freshDatabase();
+  spansPort = await freePort();
   setup = await startOidcSetup(databaseUrl, ['svc-traced'], {
     TRACING_OTLP_ENDPOINT: receiver.url,
+    TRACING_NGINX_SPANS_LISTEN: `127.0.0.1:${spansPort}`,
   });
   await setup.addClient('svc-traced', { name: 'Traced service' });
   token = await setup.provider.issueToken('svc-traced');
@@ -138,5 +143,52 @@ describe('a management request', () => {
       expect(secret.length).toBeGreaterThan(10);
       expect(exported.includes(secret), 'a credential in an exported span').toBe(false);
     }
+  });
+});
+
+describe("nginx's span records", () => {
+  /** A datagram as nginx's syslog access log sends it (nginx-trace-context.test.ts reads real ones). */
+  async function send(text: string): Promise<void> {
+    const socket = createSocket('udp4');
+    await new Promise<void>((resolve, reject) =>
+      socket.send(text, spansPort, '127.0.0.1', (err) => (err ? reject(err) : resolve())),
+    );
+    socket.close();
+  }
+
+  test('each becomes the gateway’s span, exported with its ids, times and attributes', async () => {
+    const nginx = nginxSpan();
+    const parent = 'c'.repeat(16);
+    const end = Date.now() / 1000;
+    await send('<190>not a record');
+    await send(
+      `<190>Dec  2 14:05:00 gateway_span: ${JSON.stringify({
+        t: nginx.traceId,
+        s: nginx.spanId,
+        p: parent,
+        e: end.toFixed(3),
+        d: '0.012',
+        m: 'GET',
+        u: '/data',
+        c: '200',
+        i: 'svc%20one',
+        a: 'apk',
+      })}`,
+    );
+    const spans = await receiver.waitFor((all) => !!inTrace(nginx.traceId, 'gateway GET')(all));
+    const span = inTrace(nginx.traceId, 'gateway GET')(spans)!;
+    expect(span).toMatchObject({
+      spanId: nginx.spanId,
+      parentSpanId: parent,
+      service: 'gateway',
+      kind: 2, // SPAN_KIND_SERVER in OTLP's numbering
+    });
+    expect(span.attributes).toEqual({
+      'http.request.method': 'GET',
+      'url.path': '/data',
+      'http.response.status_code': 200,
+      'enduser.id': 'svc one',
+      'gateway.auth.method': 'apk',
+    });
   });
 });
