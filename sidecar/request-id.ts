@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { REQUEST_ID, REQUEST_ID_SHAPE } from '../common/contract.js';
-import { traceFields } from './tracing/trace-context.js';
+import { traceFields } from '../common/trace-context.js';
 
 const HEADER = REQUEST_ID.header.toLowerCase();
 

@@ -9,7 +9,7 @@ import {
   TraceFlags,
   trace,
 } from '@opentelemetry/api';
-import { traceParentOf } from './trace-context.js';
+import { traceParentOf } from '../../common/trace-context.js';
 
 /**
  * The sidecar's spans (docs/decisions/20261202-trace-context.md). Until startTracing runs (an

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { TRACE_CONTEXT } from '../../common/contract.js';
+import { TRACE_CONTEXT } from './contract.js';
 
 const HEADER = TRACE_CONTEXT.header;
 
