@@ -1,4 +1,5 @@
 import type { Logger } from '../log.js';
+import { isBackgroundSpan } from './tracer.js';
 
 /** What a running exporter needs at the end: its last batch sent. */
 export interface RunningTracing {
@@ -8,8 +9,8 @@ export interface RunningTracing {
 /**
  * Registers the OpenTelemetry trace SDK, exporting over OTLP/HTTP (protobuf) to `endpoint`.
  * Imported only here, and only when tracing is on: start-up without it loads none of the SDK.
- * Parent-based with the root sampler off: the sidecar continues nginx's traces (whose sampled
- * flag nginx chose by tracing.sample_ratio) and never starts one.
+ * Parent-based: the sidecar continues nginx's traces (whose sampled flag nginx chose by
+ * tracing.sample_ratio); the only traces it starts are its background work's (BACKGROUND_SPANS).
  */
 export async function startTracing(
   endpoint: string,
@@ -30,7 +31,16 @@ export async function startTracing(
   const processor = new sdk.BatchSpanProcessor(new OTLPTraceExporter({ url: endpoint }));
   const provider = new sdk.BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': 'gateway-sidecar' }),
-    sampler: new sdk.ParentBasedSampler({ root: new sdk.AlwaysOffSampler() }),
+    sampler: new sdk.ParentBasedSampler({
+      root: {
+        shouldSample: (_context, _traceId, name) => ({
+          decision: isBackgroundSpan(name)
+            ? sdk.SamplingDecision.RECORD_AND_SAMPLED
+            : sdk.SamplingDecision.NOT_RECORD,
+        }),
+        toString: () => 'GatewayBackgroundSampler',
+      },
+    }),
     spanProcessors: [processor],
   });
   trace.setGlobalTracerProvider(provider);

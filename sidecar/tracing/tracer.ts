@@ -61,3 +61,38 @@ export async function inChildSpan<T>(
     }
   });
 }
+
+/**
+ * The sidecar's own work that no request started, each span the root of a trace of its own:
+ * the only roots the sampler keeps (start-tracing.ts). Rare: a load per start or reconnection,
+ * a change per notified client change.
+ */
+export const BACKGROUND_SPANS = {
+  keyTableLoad: 'key table load',
+  keyTableCatchUp: 'key table catch-up',
+  keyTableChange: 'key table change',
+} as const;
+
+const BACKGROUND_NAMES: ReadonlySet<string> = new Set(Object.values(BACKGROUND_SPANS));
+
+/** Whether a span without a parent is one of BACKGROUND_SPANS (the sampler's root rule). */
+export function isBackgroundSpan(name: string): boolean {
+  return BACKGROUND_NAMES.has(name);
+}
+
+/** `body` as the root span `name` (one of BACKGROUND_SPANS), whatever span is active. */
+export async function inBackgroundSpan<T>(
+  name: (typeof BACKGROUND_SPANS)[keyof typeof BACKGROUND_SPANS],
+  body: () => Promise<T>,
+): Promise<T> {
+  return await tracer().startActiveSpan(name, { root: true }, async (span) => {
+    try {
+      return await body();
+    } catch (err) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).name });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}

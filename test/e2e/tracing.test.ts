@@ -117,3 +117,16 @@ test("a trusted caller's trace runs through nginx, the sidecar and the engine, a
     expect(text.includes(secret), `${name} holds the key`).toBe(false);
   }
 });
+
+test("the key table's load, and the change a new client made, are the sidecar's own traces", async () => {
+  const spans = await receiver.waitFor(
+    (all) =>
+      all.some((s) => s.name === 'key table load') &&
+      all.some((s) => s.name === 'key table change'),
+  );
+  for (const name of ['key table load', 'key table change']) {
+    const span = spans.find((s) => s.name === name)!;
+    expect(span.service).toBe('gateway-sidecar');
+    expect(span.parentSpanId).toBe('');
+  }
+});
