@@ -24,6 +24,7 @@ import {
   REQUIRE_ADMIN_HEADER,
   SIDECAR_PROOF,
   TOGGLE_VARIABLES,
+  TRACE_CONTEXT,
   USAGE_COUNTS,
 } from '../common/contract.js';
 import {
@@ -91,6 +92,7 @@ export function renderLuaContract(): string {
     ),
     '  },',
     `  request_id_variable = ${luaString(bare(REQUEST_ID.variable))},`,
+    `  trace_context = { ${luaString(TRACE_CONTEXT.header)}, ${luaString(bare(TRACE_CONTEXT.variable))} },`,
     `  require_admin_header = ${luaString(REQUIRE_ADMIN_HEADER)},`,
     `  proof = { header = ${luaString(SIDECAR_PROOF.header)}, file = ${luaString(SIDECAR_PROOF.file)}, code = ${luaString(SIDECAR_PROOF.code)} },`,
     `  frame_question_header = ${luaString(FRAME_QUESTION_HEADER)},`,

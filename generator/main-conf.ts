@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { CONSOLE_NGINX, NGINX_MODULE } from '../common/contract.js';
+import { CONSOLE_NGINX, NGINX_MODULE, TRACE_CONTEXT } from '../common/contract.js';
 import { packageRoot } from '../common/package-root.js';
 import { SettingsError } from './errors.js';
 import { replaceFile } from './file-writes.js';
@@ -96,6 +96,7 @@ export function renderMainConf(options: MainConfOptions): string {
       name: CONSOLE_NGINX.staticRootVariable,
       value: quoted(o.staticRoot ?? packageRoot()),
     },
+    traceparent: TRACE_CONTEXT.variable,
     workerProcesses: String(o.workerProcesses),
     workerConnections: o.workerConnections,
     pid: quoted(join(o.runtimeDir, 'nginx.pid')),

@@ -11,6 +11,7 @@ import {
   UNIX_SOCKET,
   URL_TEXT,
 } from './patterns.js';
+import { tracingSchema } from './tracing.js';
 import { requestIdSchema } from './trusted-proxies.js';
 
 /** TLS versions nginx 1.22 with OpenSSL 3 can offer; SSLv2/SSLv3 are deliberately not accepted. */
@@ -267,6 +268,7 @@ export const settingsObjectSchema = z.strictObject({
   hsts_max_age_s: hstsMaxAge,
   console: consoleSchema.prefault({}),
   request_id: requestIdSchema.prefault({}),
+  tracing: tracingSchema.prefault({}),
 });
 
 /** The complete settings schema: per-field rules plus the rules that span fields. */
@@ -310,4 +312,5 @@ export const ALLOWED_KEYS: Record<string, string[]> = {
   failure_budget: Object.keys(failureBudgetSchema.shape),
   console: Object.keys(consoleSchema.shape),
   request_id: Object.keys(requestIdSchema.shape),
+  tracing: Object.keys(tracingSchema.shape),
 };

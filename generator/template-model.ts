@@ -7,6 +7,7 @@ import {
   KEY_TABLE,
   NGINX_MODULE,
   NGINX_NAMES,
+  NGINX_SPAN_RECORD,
   REQUEST_ID,
   REQUEST_ID_CHARACTERS,
   SIDECAR_PROBE,
@@ -18,6 +19,7 @@ import { inConfigDir, LAYOUT } from './layout.js';
 import { flag, jsonLiteral, quoted, quotedThenVariable } from './nginx-literal.js';
 import { DNS_NAME, IPV4, UNIX_SOCKET } from './patterns.js';
 import type { Settings } from './settings-schema.js';
+import { samplePercent, TRACE_VARIABLES } from './tracing.js';
 
 /** One nginx directive argument pair, e.g. `proxy_set_header <name> <value>`. */
 export interface NameValue {
@@ -35,6 +37,8 @@ export interface DefaultConfModel {
   serverName: string;
   httpsListen: string;
   requestId: RequestIdModel;
+  /** W3C trace context's maps (settings: tracing); null: tracing off, nothing rendered. */
+  tracing: TracingModel | null;
   /** Where $remote_addr comes from behind a trusted proxy; null: always the connection's peer. */
   callerAddress: CallerAddressModel | null;
   /** The plain-HTTP listener, which only redirects; null: none. */
@@ -111,6 +115,22 @@ export interface ConsoleModel {
  * own id, or the caller's well-formed `X-Request-Id` when the connection comes from a trusted
  * proxy. nginx evaluates `geo` and `map` only when the variable is first used in a request.
  */
+/** default.conf's trace-context maps (generator/tracing.ts). */
+export interface TracingModel {
+  /** The map's source: the trusted-peer flag (or "0": no proxy trusted) and the caller's header. */
+  source: string;
+  /** The regex (quoted) that keeps a trusted peer's well-formed `traceparent`, as `capture`. */
+  keep: string;
+  capture: string;
+  /** nginx's random 32 hex digits: a new trace's id, and its last 16 the gateway's span id. */
+  generated: string;
+  /** null: no new trace is sampled. */
+  samplePercent: string | null;
+  variables: typeof TRACE_VARIABLES;
+  /** nginx's span records to the sidecar; null: no otlp_endpoint, nothing sent. */
+  spans: { format: string; target: string; tag: string } | null;
+}
+
 export interface RequestIdModel {
   variable: string;
   /** nginx's own id, the map's default. */
@@ -256,6 +276,63 @@ function requestIdModel(settings: Settings): RequestIdModel {
   };
 }
 
+// version 00, a trace id and a parent id that are not all zeros, any flags (lowercase hex only).
+const TRACEPARENT = '00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}';
+const TRACE_CAPTURE = '$gateway_traceparent_in';
+
+function tracingModel(settings: Settings): TracingModel | null {
+  if (!settings.tracing.enabled) return null;
+  const trusted = settings.request_id.trusted_proxies.length > 0;
+  return {
+    source: `"${trusted ? TRUSTED_PEER_VARIABLE : '0'}:$http_traceparent"`,
+    keep: `"~^1:(?<${TRACE_CAPTURE.slice(1)}>${TRACEPARENT})$"`,
+    capture: TRACE_CAPTURE,
+    generated: REQUEST_ID.generated,
+    samplePercent: samplePercent(settings.tracing.sample_ratio),
+    variables: TRACE_VARIABLES,
+    spans:
+      settings.tracing.otlp_endpoint === ''
+        ? null
+        : {
+            format: spanRecordFormat(),
+            target: settings.tracing.nginx_spans_to,
+            tag: NGINX_SPAN_RECORD.tag,
+          },
+  };
+}
+
+/** The `log_format ... escape=json` of nginx's span record (NGINX_SPAN_RECORD), one JSON object. */
+function spanRecordFormat(): string {
+  const k = NGINX_SPAN_RECORD.keys;
+  const fields: Array<[string, string]> = [
+    [k.traceId, TRACE_VARIABLES.traceId],
+    [k.spanId, TRACE_VARIABLES.spanId],
+    [k.parentId, TRACE_VARIABLES.parentIn],
+    [k.end, '$msec'],
+    [k.duration, '$request_time'],
+    [k.method, '$request_method'],
+    // $uri: the normalised path, never the query (where a caller might put anything).
+    [k.path, '$uri'],
+    [k.status, '$status'],
+    [k.clientId, clientVariable('client_id')],
+    [k.authMethod, clientVariable('method')],
+  ];
+  return `'{${fields.map(([key, variable]) => `"${key}":"${variable}"`).join(',')}}'`;
+}
+
+function clientVariable(role: 'client_id' | 'method'): string {
+  return IDENTITY_FROM_SIDECAR.find((row) => row.role === role)!.variable;
+}
+
+/** traceparent and tracestate toward an upstream: the gateway's span, the trusted state. */
+function traceHeaders(settings: Settings): NameValue[] {
+  if (!settings.tracing.enabled) return [];
+  return [
+    { name: 'traceparent', value: TRACE_VARIABLES.traceparent },
+    { name: 'tracestate', value: TRACE_VARIABLES.tracestate },
+  ];
+}
+
 /** The same trusted proxies name the caller's address: realip, only when any is listed. */
 function callerAddressModel(settings: Settings): CallerAddressModel | null {
   const proxies = settings.request_id.trusted_proxies;
@@ -324,12 +401,13 @@ function listenersModel(
   settings: Settings,
 ): Pick<
   DefaultConfModel,
-  'serverName' | 'requestId' | 'callerAddress' | 'httpsListen' | 'httpRedirect'
+  'serverName' | 'requestId' | 'tracing' | 'callerAddress' | 'httpsListen' | 'httpRedirect'
 > {
   const portSuffix = settings.https_port === 443 ? '' : `:${settings.https_port}`;
   return {
     serverName: settings.fqdn,
     requestId: requestIdModel(settings),
+    tracing: tracingModel(settings),
     callerAddress: callerAddressModel(settings),
     httpsListen: `${settings.https_port} ssl http2`,
     httpRedirect:
@@ -503,6 +581,7 @@ function locationsModel(
         ...SIDECAR_HEADERS,
         // Replaces any the caller sent, as every header above does (empty: none is sent).
         { name: SIDECAR_PROOF.header, value: SIDECAR_PROOF.variable },
+        ...traceHeaders(settings),
       ],
     },
     app: {
@@ -517,6 +596,7 @@ function locationsModel(
         ...IDENTITY_HEADERS,
         REQUEST_ID_HEADER,
         { name: 'Authorization', value: '""' },
+        ...traceHeaders(settings),
       ],
     },
   };

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { REQUEST_ID, REQUEST_ID_SHAPE } from '../common/contract.js';
+import { traceFields } from '../common/trace-context.js';
 
 const HEADER = REQUEST_ID.header.toLowerCase();
 
@@ -13,8 +14,11 @@ export function requestIdOf(headers: IncomingHttpHeaders): string | undefined {
   return typeof value === 'string' && REQUEST_ID_SHAPE.test(value) ? value : undefined;
 }
 
-/** `{ request_id }` for a log line, or nothing when the request carries no id. */
+/**
+ * `{ request_id }` for a log line, or nothing when the request carries no id; with tracing on,
+ * also the `trace_id` and `span_id` (the gateway's span) nginx's access log writes.
+ */
 export function requestIdFields(headers: IncomingHttpHeaders): Record<string, string> {
   const id = requestIdOf(headers);
-  return id === undefined ? {} : { request_id: id };
+  return { ...(id === undefined ? {} : { request_id: id }), ...traceFields(headers) };
 }

@@ -32,6 +32,9 @@ import { KeyTableReplicator } from './replica/replicator.js';
 import { ChangeListener } from './revocation/change-listener.js';
 import { createSidecarServer } from './server.js';
 import { SettingsStore } from './settings/settings-store.js';
+import { parseSpansListen } from './tracing/nginx-spans.js';
+import { type RunningTracing, startTracing } from './tracing/start-tracing.js';
+import { readNginxSpansListen, readTracingEndpoint } from './tracing/tracing-settings.js';
 import { UsagePruner } from './usage/usage-pruner.js';
 import { UsageRecorder } from './usage/usage-recorder.js';
 import { readUsageSettings } from './usage/usage-settings.js';
@@ -76,6 +79,13 @@ export async function startSidecar(
   const oidc = readOidcSettings(env);
   const usage = readUsageSettings(env);
   const rateLimitStore = readRateLimitStoreSettings(env);
+  const tracingEndpoint = readTracingEndpoint(env);
+  const spansListen = readNginxSpansListen(env);
+  const nginxSpans = spansListen === null ? null : parseSpansListen(spansListen);
+  // The SDK is loaded only now, and only with an endpoint (tracing off: nothing of it).
+  const tracing: RunningTracing | null = tracingEndpoint
+    ? await startTracing(tracingEndpoint, log, nginxSpans)
+    : null;
   // Read before serving; a file not there yet (the proxy makes it, and may start second) is
   // read again once a request is refused for it.
   const proof =
@@ -284,6 +294,8 @@ export async function startSidecar(
         replicaPool.end(),
         listings.close(),
       ]);
+      // The last spans are sent once everything that could start one has stopped.
+      await tracing?.shutdown();
     },
   };
 }

@@ -29,6 +29,40 @@ export const REQUEST_ID = {
 } as const;
 
 /**
+ * W3C trace context, when settings' tracing is on (docs/decisions/20261202-trace-context.md):
+ * the `traceparent` nginx sends the app, management and the sidecar's /auth, naming the
+ * gateway's own span as the parent. nginx.conf defines `variable` empty; default.conf's map
+ * replaces it while tracing is on. An empty value sends no header.
+ */
+export const TRACE_CONTEXT = {
+  header: 'traceparent',
+  variable: '$gateway_traceparent',
+} as const;
+
+/**
+ * nginx's record of its own span (docs/decisions/20261202-trace-context.md): for each sampled
+ * request, one JSON object per syslog datagram (`tag` names it) sent to the sidecar, which
+ * exports it as the gateway's span. Keys are short: the datagram is built on every sampled
+ * request. Values are nginx's: ids in hex, `start` and `duration` in seconds (ms resolution),
+ * the path without its query, the client id percent-encoded as nginx sends it to the app.
+ */
+export const NGINX_SPAN_RECORD = {
+  tag: 'gateway_span',
+  keys: {
+    traceId: 't',
+    spanId: 's',
+    parentId: 'p',
+    end: 'e',
+    duration: 'd',
+    method: 'm',
+    path: 'u',
+    status: 'c',
+    clientId: 'i',
+    authMethod: 'a',
+  },
+} as const;
+
+/**
  * The ids kept from a trusted proxy, and the ids the sidecar and the app log: nginx's 32 hex
  * digits fit, and so do a balancer's UUIDs. Nothing that could break a log line or a header.
  */

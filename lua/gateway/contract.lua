@@ -32,6 +32,7 @@ return {
     { "X-Request-Id", "gateway_request_id" },
   },
   request_id_variable = "gateway_request_id",
+  trace_context = { "traceparent", "gateway_traceparent" },
   require_admin_header = "X-Gateway-Require-Admin",
   proof = { header = "X-Gateway-Proof", file = "nginx/conf.d/sidecar-proof.key", code = "GATEWAY_PROOF_REQUIRED" },
   frame_question_header = "X-Gateway-Question",

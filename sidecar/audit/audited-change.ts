@@ -1,7 +1,19 @@
 import type pg from 'pg';
 import type { Queryable } from '../db/queryable.js';
 import { inTransaction } from '../db/transaction.js';
+import { inChildSpan } from '../tracing/tracer.js';
 import { type AuditEventInput, recordAuditEvent } from './audit-log.js';
+
+const DB = { 'db.system.name': 'postgresql' } as const;
+
+/** The event's write, as a span of its own while the request is traced (action and outcome only). */
+function recordTraced(db: Queryable, event: AuditEventInput): Promise<void> {
+  return inChildSpan(
+    'audit event',
+    { ...DB, 'gateway.audit.action': event.action, 'gateway.audit.outcome': event.outcome },
+    () => recordAuditEvent(db, event),
+  );
+}
 
 /** A change's outcome as the stores report it: done, or refused (no such client, a conflict). */
 export interface ChangeOutcome {
@@ -28,16 +40,20 @@ export class TransactionalChanges implements AuditedChanges {
     work: (db: Queryable) => Promise<O>,
     event: (outcome: O) => AuditEventInput,
   ): Promise<O> {
-    const outcome = await inTransaction(
-      this.pool,
-      async (tx) => {
-        const done = await work(tx);
-        if (done.ok) await recordAuditEvent(tx, event(done));
-        return done;
-      },
-      (done) => done.ok,
+    // Spans while the management request is traced (no-ops otherwise): the transaction, the
+    // change made in it, and the audit event.
+    const outcome = await inChildSpan('db transaction', DB, () =>
+      inTransaction(
+        this.pool,
+        async (tx) => {
+          const done = await inChildSpan('db change', DB, () => work(tx));
+          if (done.ok) await recordTraced(tx, event(done));
+          return done;
+        },
+        (done) => done.ok,
+      ),
     );
-    if (!outcome.ok) await recordAuditEvent(this.pool, event(outcome));
+    if (!outcome.ok) await recordTraced(this.pool, event(outcome));
     return outcome;
   }
 }

@@ -11,18 +11,51 @@ import type { SidecarMetrics } from '../metrics/sidecar-metrics.js';
 import type { ProofGate, ProofVerdict } from '../proof/proof-gate.js';
 import { countUnproven, UNPROVEN_BODY, UNPROVEN_STATUS } from '../proof/unproven.js';
 import { requestIdFields } from '../request-id.js';
+import { startServerSpan, withSpan } from '../tracing/tracer.js';
 import { requiresAdmin } from './admin-paths.js';
 import type { Authenticator } from './authenticator.js';
 import { identityHeaders, keyRecordHeaders } from './key-record.js';
 import { type MethodToggles, readToggles, ToggleConfigError } from './method-toggles.js';
 import { refusalError } from './refusal.js';
 
-/** Where /auth reports each answer: the metrics, and a debug line with nginx's request id. */
-function reporter(headers: IncomingHttpHeaders, log: Logger, metrics: SidecarMetrics | null) {
+/**
+ * The decision's span, child of nginx's (a no-op while tracing is off): the request nginx asks
+ * about (method, path without the query), never a header's value or a credential.
+ */
+function decisionSpan(headers: IncomingHttpHeaders) {
+  const span = startServerSpan('auth decision', headers);
+  if (span.isRecording()) {
+    const method = headers['x-original-method'];
+    const uri = headers['x-original-uri'];
+    if (typeof method === 'string') span.setAttribute('http.request.method', method);
+    if (typeof uri === 'string') span.setAttribute('url.path', uri.split('?', 1)[0]!);
+  }
+  return span;
+}
+
+/**
+ * Where /auth reports each answer: the metrics, a debug line with nginx's request id, and the
+ * decision's span (method, outcome, status; the client id when allowed).
+ */
+function reporter(
+  headers: IncomingHttpHeaders,
+  log: Logger,
+  metrics: SidecarMetrics | null,
+  span: ReturnType<typeof decisionSpan>,
+) {
   const started = performance.now();
-  return (method: string, result: string, status: number): void => {
+  return (method: string, result: string, status: number, clientId?: string): void => {
     const seconds = (performance.now() - started) / 1000;
     metrics?.decided(method, result, seconds);
+    if (span.isRecording()) {
+      span.setAttributes({
+        'gateway.auth.method': method,
+        'gateway.auth.outcome': result,
+        'http.response.status_code': status,
+        ...(clientId === undefined ? {} : { 'enduser.id': clientId }),
+      });
+      span.end();
+    }
     log.debug('auth decision', {
       ...requestIdFields(headers),
       method,
@@ -67,7 +100,8 @@ export function createAuthDecider(
       countUnproven(metrics, 'auth', verdict);
       return json(UNPROVEN_STATUS, UNPROVEN_BODY, {});
     }
-    const report = reporter(requestHeaders, log, metrics);
+    const span = decisionSpan(requestHeaders);
+    const report = reporter(requestHeaders, log, metrics, span);
     let toggles: MethodToggles;
     try {
       toggles = readToggles(requestHeaders);
@@ -84,7 +118,8 @@ export function createAuthDecider(
     }
     let decision: Awaited<ReturnType<Authenticator['authenticate']>>;
     try {
-      decision = await authenticator.authenticate(rawHeaders, toggles);
+      // In the span's context: a key set fetched for this token is its child.
+      decision = await withSpan(span, () => authenticator.authenticate(rawHeaders, toggles));
     } catch (err) {
       // Infrastructure fault (database down): fail closed with a 503 that nginx turns into 5xx.
       log.error('authentication failed on an infrastructure fault', {
@@ -114,7 +149,7 @@ export function createAuthDecider(
     if (decision.validUntil !== undefined) {
       headers[DECISION_FROM_SIDECAR.validUntil] = String(decision.validUntil);
     }
-    report(decision.method, 'allowed', 204);
+    report(decision.method, 'allowed', 204, decision.identity.clientId);
     return { status: 204, headers, body: '' };
   };
 }

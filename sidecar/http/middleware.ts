@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { MethodNotAllowedError } from '../errors/api-error.js';
 import type { Logger } from '../log.js';
 import { requestIdFields } from '../request-id.js';
+import { startServerSpan, withSpan } from '../tracing/tracer.js';
 
 // The stages every management request passes, in the order the application mounts them:
 // noStore, requestLog, requireAdmin (sidecar/auth/require-admin.ts), then a route group's own
@@ -24,7 +25,20 @@ export function noStore(_req: Request, res: Response, next: NextFunction): void 
 export function requestLog(log: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const started = performance.now();
+    // The request's span, child of nginx's (a no-op while tracing is off); what the handlers
+    // below start (database work, the audit event) are its children.
+    const span = startServerSpan(`${req.method} management`, req.headers);
     res.once('finish', () => {
+      if (span.isRecording()) {
+        span.setAttributes({
+          'http.request.method': req.method,
+          'url.path': req.path,
+          'http.response.status_code': res.statusCode,
+        });
+        const clientId = res.locals.identity?.clientId;
+        if (typeof clientId === 'string') span.setAttribute('enduser.id', clientId);
+        span.end();
+      }
       log.info('management request', {
         ...requestIdFields(req.headers),
         method: req.method,
@@ -33,7 +47,7 @@ export function requestLog(log: Logger) {
         duration_ms: Math.round((performance.now() - started) * 10) / 10,
       });
     });
-    next();
+    withSpan(span, next);
   };
 }
 

@@ -1,5 +1,6 @@
 import { KeyObject } from 'node:crypto';
 import { createLocalJWKSet, type JSONWebKeySet, type JWK, type JWSHeaderParameters } from 'jose';
+import { inChildSpan } from '../tracing/tracer.js';
 import { CachedResource, type CachePolicy } from './cached-resource.js';
 import { KeyNotFoundError, ProviderError } from './errors.js';
 import type { ProviderHttp } from './provider-http.js';
@@ -23,7 +24,13 @@ export class ProviderKeySet {
     onBackgroundError: (err: unknown) => void,
   ) {
     this.keys = new CachedResource(
-      async () => toResolver(await http.getJson(jwksUri, sslVerify, 'key set', 'jwks')),
+      // A child of the decision that needed it (none in the background refresh).
+      async () =>
+        toResolver(
+          await inChildSpan('oidc jwks fetch', jwksAttributes(jwksUri), () =>
+            http.getJson(jwksUri, sslVerify, 'key set', 'jwks'),
+          ),
+        ),
       policy,
       onBackgroundError,
     );
@@ -100,4 +107,9 @@ function toResolver(body: unknown): KeyResolver {
   } catch {
     throw new ProviderError('key set failed: malformed key set');
   }
+}
+
+/** Where the key set is, without its query (nothing a provider put there reaches a span). */
+function jwksAttributes(uri: URL): Record<string, string> {
+  return { 'server.address': uri.hostname, 'url.path': uri.pathname };
 }

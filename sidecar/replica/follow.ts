@@ -1,6 +1,7 @@
 import type { Logger } from '../log.js';
 import type { DecisionInvalidator } from '../nginx/invalidator.js';
 import { type NginxKeyTable, READ_AT_ONCE } from '../nginx/key-table.js';
+import { BACKGROUND_SPANS, inBackgroundSpan } from '../tracing/tracer.js';
 import {
   CATCH_UP_MARGIN,
   type ChangeFeed,
@@ -37,7 +38,9 @@ export class ReplicaFollowing {
   async applyNotified(ids: readonly number[]): Promise<void> {
     try {
       if (this.state.phase !== 'complete') return;
-      await this.pushes.pushOrDoubt(ids, null);
+      await inBackgroundSpan(BACKGROUND_SPANS.keyTableChange, () =>
+        this.pushes.pushOrDoubt(ids, null),
+      );
     } finally {
       this.state.pending -= 1;
     }
@@ -82,7 +85,11 @@ export class ReplicaFollowing {
   }
 
   /** nginx's replica unknown: followed from the position nginx holds, or loaded. */
-  async catchUpOrLoad(): Promise<void> {
+  catchUpOrLoad(): Promise<void> {
+    return inBackgroundSpan(BACKGROUND_SPANS.keyTableCatchUp, () => this.catchUpOrLoadNow());
+  }
+
+  private async catchUpOrLoadNow(): Promise<void> {
     const head = await this.feed.head();
     const from = await this.loader.adoptNginxPosition(head);
     if (this.state.phase === 'off') return;

@@ -1,5 +1,6 @@
 import type { Logger } from '../log.js';
 import type { NginxKeyTable } from '../nginx/key-table.js';
+import { BACKGROUND_SPANS, inBackgroundSpan } from '../tracing/tracer.js';
 import {
   type ChangeFeed,
   type FeedPosition,
@@ -26,7 +27,11 @@ export class ReplicaLoader {
   ) {}
 
   /** Loads every client into nginx's replica, then what changed meanwhile, and completes it. */
-  async load(): Promise<void> {
+  load(): Promise<void> {
+    return inBackgroundSpan(BACKGROUND_SPANS.keyTableLoad, () => this.loadAll());
+  }
+
+  private async loadAll(): Promise<void> {
     const s = this.state;
     const started = performance.now();
     // Everything is read again: nothing is in doubt once it completes, and nothing is trusted

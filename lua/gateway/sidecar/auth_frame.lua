@@ -49,6 +49,8 @@ for _, row in ipairs(contract.forwarded) do
   local list = REQUEST_OWN[row[2]] and OWN or SETTINGS
   list[#list + 1] = row
 end
+-- The gateway's span as the sidecar's parent: empty (not sent) while tracing is off.
+OWN[#OWN + 1] = contract.trace_context
 local ADMIN_LINE = contract.require_admin_header .. ": true\n"
 local setting_values = {}
 local prefixes, prefix_count, MAX_PREFIXES = {}, 0, 64

@@ -78,6 +78,12 @@ describe('defaults', () => {
       hsts_max_age_s: 31_536_000,
       console: { enabled: true, oidc_client_id: '', oidc_scope: 'openid' },
       request_id: { trusted_proxies: [] },
+      tracing: {
+        enabled: false,
+        sample_ratio: 1,
+        otlp_endpoint: '',
+        nginx_spans_to: '127.0.0.1:4319',
+      },
     });
   });
 

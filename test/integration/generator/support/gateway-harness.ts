@@ -63,6 +63,8 @@ export interface GatewayOptions {
   beforeStart?: (configDir: string) => Promise<void>;
   /** How the settings name the stub sidecar's host: an IPv4 literal (default) or a name. */
   sidecarHost?: string;
+  /** Whether nginx writes its access log (RunningNginx.accessLog reads it); default off. */
+  accessLog?: boolean;
 }
 
 export async function startGateway(options: GatewayOptions = {}): Promise<GatewayUnderTest> {
@@ -95,7 +97,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   });
   await ensureConfigDir(configDir, settings);
   await options.beforeStart?.(configDir);
-  const nginx = await startNginx(configDir, httpsPort);
+  const nginx = await startNginx(configDir, httpsPort, { accessLog: options.accessLog ?? false });
   const gateway: GatewayUnderTest = {
     configDir,
     controlSocket: join(home, 'control.sock'),

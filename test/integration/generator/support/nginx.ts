@@ -11,6 +11,8 @@ export const NGINX = process.env.NGINX_BIN ?? findNginx() ?? '/usr/sbin/nginx';
 export interface RunningNginx {
   runtimeDir: string;
   errorLog(): Promise<string>;
+  /** The access log ("" when off). */
+  accessLog(): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -36,17 +38,22 @@ function exited(child: ChildProcess): Promise<void> {
  * Starts the real nginx in the foreground on `configDir` with the gateway's main nginx.conf
  * in a fresh runtime directory, and resolves once `port` accepts connections.
  */
-export async function startNginx(configDir: string, port: number): Promise<RunningNginx> {
+export async function startNginx(
+  configDir: string,
+  port: number,
+  options: { accessLog?: boolean } = {},
+): Promise<RunningNginx> {
   const runtimeDir = await mkdtemp(join(tmpdir(), 'gw-nginx-run-'));
   // Workers run as an unprivileged user when the tests run as root; they need to enter it.
   await chmod(runtimeDir, 0o755);
   const errorLogPath = join(runtimeDir, 'error.log');
+  const accessLogPath = join(runtimeDir, 'access.log');
   await writeMainConf({
     runtimeDir,
     configDir,
     errorLog: errorLogPath,
     errorLogLevel: 'info',
-    accessLog: 'off',
+    accessLog: options.accessLog ? accessLogPath : 'off',
     workerProcesses: 1,
   });
   const child = spawn(NGINX, nginxArgs(runtimeDir), { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -65,6 +72,7 @@ export async function startNginx(configDir: string, port: number): Promise<Runni
   return {
     runtimeDir,
     errorLog,
+    accessLog: () => readFile(accessLogPath, 'utf8').catch(() => ''),
     async stop() {
       child.kill('SIGTERM');
       await exited(child);
