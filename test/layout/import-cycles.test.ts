@@ -29,6 +29,8 @@ const SIDECAR_ROOMS: readonly string[] = [
   'sidecar/clock.ts',
   'sidecar/instance.ts',
   'sidecar/request-id.ts',
+  // Spans: what every room may open (it leans on nothing of the sidecar but its log).
+  'sidecar/tracing',
   'sidecar/nginx',
   // Storage and the HTTP plumbing.
   'sidecar/db',
@@ -48,6 +50,7 @@ const SIDECAR_ROOMS: readonly string[] = [
   // What decisions and changes leave behind, and the management routes over them.
   'sidecar/audit',
   'sidecar/usage',
+  'sidecar/ratelimit',
   'sidecar/clients/listing',
   'sidecar/clients/routes',
   'sidecar/settings',
