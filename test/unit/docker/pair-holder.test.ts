@@ -83,6 +83,8 @@ test("the database's server is listed first once the database resolves there; no
       '',
     ].join('\n'),
   );
+  // The holder says so after it rewrote the file; its line may reach us a moment later.
+  await until(async () => /database is known to DNS server 10\.89\.0\.1 only/.test(stderr));
   expect(stderr).toMatch(/database is known to DNS server 10\.89\.0\.1 only/);
 });
 
