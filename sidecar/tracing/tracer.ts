@@ -40,6 +40,18 @@ export function withSpan<T>(span: Span, body: () => T): T {
   return context.with(trace.setSpan(context.active(), span), body);
 }
 
+/** `body`'s result in `span`, which ends with it: an error it throws marks the span and goes on. */
+async function endedAfter<T>(span: Span, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (err) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).name });
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
 /**
  * `body` as an internal child span of whatever span is active (none: nothing recorded): its
  * error, if it throws, marks the span and is rethrown. Attributes never carry a credential.
@@ -50,16 +62,7 @@ export async function inChildSpan<T>(
   body: () => Promise<T>,
 ): Promise<T> {
   if (!trace.getSpan(context.active())?.isRecording()) return await body();
-  return await tracer().startActiveSpan(name, { attributes }, async (span) => {
-    try {
-      return await body();
-    } catch (err) {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).name });
-      throw err;
-    } finally {
-      span.end();
-    }
-  });
+  return await tracer().startActiveSpan(name, { attributes }, (span) => endedAfter(span, body));
 }
 
 /**
@@ -85,14 +88,5 @@ export async function inBackgroundSpan<T>(
   name: (typeof BACKGROUND_SPANS)[keyof typeof BACKGROUND_SPANS],
   body: () => Promise<T>,
 ): Promise<T> {
-  return await tracer().startActiveSpan(name, { root: true }, async (span) => {
-    try {
-      return await body();
-    } catch (err) {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).name });
-      throw err;
-    } finally {
-      span.end();
-    }
-  });
+  return await tracer().startActiveSpan(name, { root: true }, (span) => endedAfter(span, body));
 }
