@@ -1,9 +1,13 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freshDatabase } from '../support/database.js';
-import { http } from '../support/http.js';
-import { CLIENTS, uniqueName } from '../support/management.js';
+import { CLIENTS } from '../support/management.js';
 import { startNativeStack } from '../support/native-stack.js';
+import {
+  createLimitedClient,
+  manageStack,
+  startOfWindow,
+} from '../support/rate-limited-clients.js';
 import { type RunningRedis, startRedis } from '../support/redis-server.js';
 import { apk } from '../support/sidecar.js';
 import type { Stack } from '../support/stack.js';
@@ -37,36 +41,7 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-const tlsOf = async (stack: Stack) => ({ ...(await stack.tls()), connectTo: '127.0.0.1' });
 const call = (stack: Stack, key: string) => callStack(stack, '/api', { headers: apk(key) });
-
-async function manage(stack: Stack, method: string, path: string, json?: unknown) {
-  return http(`${stack.baseUrl}${path}`, {
-    method,
-    headers: apk(stack.adminKey),
-    ...(json === undefined ? {} : { json }),
-    tls: await tlsOf(stack),
-  });
-}
-
-async function newClient(rateLimit: { requests: number; per_seconds: number }) {
-  const res = await manage(pairs[0]!, 'POST', CLIENTS, {
-    name: uniqueName('grl'),
-    is_admin: false,
-    generate_api_key: true,
-    rate_limit: rateLimit,
-  });
-  expect(res.status, res.text).toBe(201);
-  const body = res.json as { api_key_id: number; token: string };
-  return { id: body.api_key_id, token: body.token };
-}
-
-/** Waits until at most `within` ms of the current window have passed. */
-async function startOfWindow(seconds: number, within: number): Promise<void> {
-  const size = seconds * 1000;
-  const into = Date.now() % size;
-  if (into > within) await new Promise((r) => setTimeout(r, size - into + 20));
-}
 
 async function sequence(stack: Stack, key: string, n: number) {
   const answers = [];
@@ -78,7 +53,7 @@ const count = (list: number[], status: number) => list.filter((s) => s === statu
 
 describe('RATE_LIMITS_STORE=redis across three pairs', () => {
   test('a limit is the fleet’s: what one pair admitted is spent on the others, and RateLimit says so', async () => {
-    const { token } = await newClient({ requests: 9, per_seconds: 60 });
+    const { token } = await createLimitedClient(pairs[0]!, 'grl', { requests: 9, per_seconds: 60 });
     await startOfWindow(60, 30_000);
     const [a, b, c] = pairs as [NativeStack, NativeStack, NativeStack];
     expect(statuses(await sequence(a, token, 4))).toEqual([200, 200, 200, 200]);
@@ -94,11 +69,14 @@ describe('RATE_LIMITS_STORE=redis across three pairs', () => {
   }, 120_000);
 
   test('a PUT lowering the limit applies fleet-wide within the sync interval', async () => {
-    const { id, token } = await newClient({ requests: 50, per_seconds: 60 });
+    const { id, token } = await createLimitedClient(pairs[0]!, 'grl', {
+      requests: 50,
+      per_seconds: 60,
+    });
     await startOfWindow(60, 30_000);
     const [a, b, c] = pairs as [NativeStack, NativeStack, NativeStack];
     expect(count(statuses(await sequence(a, token, 6)), 200)).toBe(6);
-    const put = await manage(a, 'PUT', `${CLIENTS}/${id}`, {
+    const put = await manageStack(a, 'PUT', `${CLIENTS}/${id}`, {
       rate_limit: { requests: 5, per_seconds: 60 },
     });
     expect(put.status, put.text).toBe(200);
@@ -108,7 +86,10 @@ describe('RATE_LIMITS_STORE=redis across three pairs', () => {
 
   test('one client hammered across the pairs is admitted within the bound', async () => {
     const limit = 60;
-    const { token } = await newClient({ requests: limit, per_seconds: 60 });
+    const { token } = await createLimitedClient(pairs[0]!, 'grl', {
+      requests: limit,
+      per_seconds: 60,
+    });
     await startOfWindow(60, 20_000);
     const started = Date.now();
     const results: number[] = [];
@@ -145,7 +126,10 @@ describe('RATE_LIMITS_STORE=redis across three pairs', () => {
     const metrics = await (await fetch(`${pairs[0]!.gateway().metricsUrl}/metrics`)).text();
     expect(metrics).toMatch(/^gateway_rate_limit_store_up 0$/m);
     expect(metrics).toMatch(/^gateway_rate_limit_store_transitions_total\{to="down"\} 1$/m);
-    const { id, token } = await newClient({ requests: 3, per_seconds: 60 });
+    const { id, token } = await createLimitedClient(pairs[0]!, 'grl', {
+      requests: 3,
+      per_seconds: 60,
+    });
     await startOfWindow(60, 30_000);
     const perPair = [];
     for (const stack of pairs) perPair.push(statuses(await sequence(stack, token, 4)));
@@ -164,7 +148,7 @@ describe('RATE_LIMITS_STORE=redis across three pairs', () => {
     const total = Number(await store.get(`gw:rl:${id}:60:${window}`));
     store.disconnect();
     expect(total).toBe(9);
-    const fresh = await newClient({ requests: 3, per_seconds: 60 });
+    const fresh = await createLimitedClient(pairs[0]!, 'grl', { requests: 3, per_seconds: 60 });
     await settle();
     expect(statuses(await sequence(pairs[1]!, fresh.token, 3))).toEqual([200, 200, 200]);
   }, 180_000);

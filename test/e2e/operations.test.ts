@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type HttpOptions, http } from '../support/http.js';
+import { waitForLogLine } from '../support/log-lines.js';
 import { CLIENTS, createClient, uniqueName } from '../support/management.js';
 import { sample } from '../support/metrics-text.js';
 import { launchNativeGateway, type NativeGatewayProcess } from '../support/native-gateway.js';
@@ -45,18 +46,6 @@ function call(path: string, options: HttpOptions = {}) {
 
 const ID = /^[0-9a-f]{32}$/;
 
-/** Waits for `predicate` on a log file's text (the processes write it as they go). */
-async function logLine(name: string, predicate: (line: string) => boolean): Promise<string> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const text = await readFile(join(home, 'logs', name), 'utf8').catch(() => '');
-    const line = text.split('\n').find(predicate);
-    if (line) return line;
-    if (Date.now() > deadline) throw new Error(`no such line in ${name}:\n${text.slice(-2000)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 async function scrape(): Promise<string> {
   const res = await http(`${gw.metricsUrl}/metrics`);
   expect(res.status).toBe(200);
@@ -84,16 +73,20 @@ describe('request ids', () => {
     // Exactly one, nginx's own: the caller's is replaced, the app's echo (if any) dropped.
     expect(id).toMatch(ID);
     const fields = (line: string) => JSON.parse(line) as Record<string, unknown>;
-    const app = fields(await logLine('app.log', (l) => l.includes(id as string)));
+    const app = fields(await waitForLogLine(home, 'app.log', (l) => l.includes(id as string)));
     expect(app).toMatchObject({ message: 'engine request', request_id: id, path: '/api' });
-    await logLine('nginx-access.log', (l) => l.endsWith(` ${id}`) && l.includes('GET /api '));
+    await waitForLogLine(
+      home,
+      'nginx-access.log',
+      (l) => l.endsWith(` ${id}`) && l.includes('GET /api '),
+    );
     const logs = await readFile(join(home, 'logs', 'app.log'), 'utf8');
     expect(logs).not.toContain('chosen-by-the-caller');
     // nginx decided that key from its key table; a decision the sidecar makes (management is
     // asked every time) is logged under the request's id too.
     const asked = await call(`${CLIENTS}/${user.id}`, { headers: apk(gw.adminKey) });
     const askedId = asked.headers['x-request-id'] as string;
-    const decision = fields(await logLine('sidecar.log', (l) => l.includes(askedId)));
+    const decision = fields(await waitForLogLine(home, 'sidecar.log', (l) => l.includes(askedId)));
     expect(decision).toMatchObject({
       level: 'debug',
       message: 'auth decision',
@@ -108,7 +101,8 @@ describe('request ids', () => {
     const id = res.headers['x-request-id'] as string;
     expect(id).toMatch(ID);
     const line = JSON.parse(
-      await logLine(
+      await waitForLogLine(
+        home,
         'sidecar.log',
         (l) => l.includes(`"${id}"`) && l.includes('management request'),
       ),

@@ -1,9 +1,13 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freshDatabase } from '../support/database.js';
-import { http } from '../support/http.js';
-import { CLIENTS, uniqueName } from '../support/management.js';
+import { CLIENTS } from '../support/management.js';
 import { startNativeStack } from '../support/native-stack.js';
+import {
+  createLimitedClient,
+  manageStack,
+  startOfWindow,
+} from '../support/rate-limited-clients.js';
 import { apk } from '../support/sidecar.js';
 import type { Stack } from '../support/stack.js';
 import { callStack } from '../support/stack-http.js';
@@ -34,39 +38,7 @@ afterAll(async () => {
   await Promise.all([a?.close(), b?.close(), c?.close()]);
 });
 
-const tlsOf = async (stack: Stack) => ({ ...(await stack.tls()), connectTo: '127.0.0.1' });
 const call = (stack: Stack, key: string) => callStack(stack, '/api', { headers: apk(key) });
-
-async function manage(stack: Stack, method: string, path: string, json?: unknown) {
-  return http(`${stack.baseUrl}${path}`, {
-    method,
-    headers: apk(stack.adminKey),
-    ...(json === undefined ? {} : { json }),
-    tls: await tlsOf(stack),
-  });
-}
-
-async function newClient(rateLimit: { requests: number; per_seconds: number } | null) {
-  const res = await manage(a, 'POST', CLIENTS, {
-    name: uniqueName('rl'),
-    is_admin: false,
-    generate_api_key: true,
-    ...(rateLimit ? { rate_limit: rateLimit } : {}),
-  });
-  expect(res.status, res.text).toBe(201);
-  const body = res.json as { api_key_id: number; token: string };
-  return { id: body.api_key_id, token: body.token };
-}
-
-/**
- * Windows are whole multiples of their length in Unix time (as nginx counts them): waits until
- * at most `within` ms of the current window have passed, so a burst stays in one window.
- */
-async function startOfWindow(seconds: number, within: number): Promise<void> {
-  const size = seconds * 1000;
-  const into = Date.now() % size;
-  if (into > within) await new Promise((r) => setTimeout(r, size - into + 20));
-}
 
 const statuses = (answers: { status: number }[]) => answers.map((r) => r.status);
 
@@ -78,7 +50,7 @@ async function sequence(stack: Stack, key: string, n: number) {
 
 describe('a client limited to 5 requests per second', () => {
   test('gets exactly 5 × 200, then 429 RATE_LIMITED with Retry-After, and the draft headers on every answer', async () => {
-    const { token } = await newClient({ requests: 5, per_seconds: 1 });
+    const { token } = await createLimitedClient(a, 'rl', { requests: 5, per_seconds: 1 });
     await startOfWindow(1, 300);
     await call(a, token); // learnt by nginx (a miss asks the sidecar); counts as the first
     // The other 11 at once, so that all of them land in the same one-second window even on a
@@ -119,20 +91,25 @@ describe('a client limited to 5 requests per second', () => {
   }, 60_000);
 
   test('a PUT changing the limit applies on the next request; null removes it', async () => {
-    const { id, token } = await newClient({ requests: 2, per_seconds: 60 });
+    const { id, token } = await createLimitedClient(a, 'rl', { requests: 2, per_seconds: 60 });
     await startOfWindow(60, 50_000);
     expect(statuses(await sequence(a, token, 3))).toEqual([200, 200, 429]);
 
     expect(
-      (await manage(a, 'PUT', `${CLIENTS}/${id}`, { rate_limit: { requests: 4, per_seconds: 60 } }))
-        .status,
+      (
+        await manageStack(a, 'PUT', `${CLIENTS}/${id}`, {
+          rate_limit: { requests: 4, per_seconds: 60 },
+        })
+      ).status,
     ).toBe(200);
     // The same window, now allowing 4: two more, then refused.
     const raised = await sequence(a, token, 3);
     expect(statuses(raised)).toEqual([200, 200, 429]);
     expect(raised[0]!.headers['ratelimit-policy']).toBe('"client";q=4;w=60');
 
-    expect((await manage(a, 'PUT', `${CLIENTS}/${id}`, { rate_limit: null })).status).toBe(200);
+    expect((await manageStack(a, 'PUT', `${CLIENTS}/${id}`, { rate_limit: null })).status).toBe(
+      200,
+    );
     const free = await sequence(a, token, 10);
     expect(statuses(free)).toEqual(Array(10).fill(200));
     for (const res of free) {
@@ -142,7 +119,7 @@ describe('a client limited to 5 requests per second', () => {
     // Another pair hears of the change through PostgreSQL (LISTEN), within moments.
     expect(
       (
-        await manage(a, 'PUT', `${CLIENTS}/${id}`, {
+        await manageStack(a, 'PUT', `${CLIENTS}/${id}`, {
           rate_limit: { requests: 1, per_seconds: 3600 },
         })
       ).status,
@@ -157,7 +134,7 @@ describe('a client limited to 5 requests per second', () => {
   }, 120_000);
 
   test('a client without a limit is never limited and carries no rate-limit headers', async () => {
-    const { id, token } = await newClient(null);
+    const { id, token } = await createLimitedClient(a, 'rl', null);
     const answers = await Promise.all(Array.from({ length: 200 }, () => call(a, token)));
     expect(new Set(statuses(answers))).toEqual(new Set([200]));
     for (const res of answers) expect(res.headers).not.toHaveProperty('ratelimit');
@@ -168,7 +145,7 @@ describe('a client limited to 5 requests per second', () => {
 
 describe('three gateway pairs', () => {
   test('each pair counts the limit on its own: 3 per window on a pair is 9 across three', async () => {
-    const { token } = await newClient({ requests: 3, per_seconds: 30 });
+    const { token } = await createLimitedClient(a, 'rl', { requests: 3, per_seconds: 30 });
     await startOfWindow(30, 20_000);
     const perPair = [];
     for (const stack of [a, b, c]) perPair.push(statuses(await sequence(stack, token, 5)));
@@ -187,7 +164,7 @@ async function waitForUsage(id: number, done: (t: Totals) => boolean, stack: Sta
   const since = new Date(Date.now() - 3_600_000).toISOString();
   let totals: Totals = { allowed: 0, limited: 0, failed: 0 };
   for (let tries = 0; tries < 150; tries += 1) {
-    const res = await manage(
+    const res = await manageStack(
       stack,
       'GET',
       `${CLIENTS}/${id}/usage?step=minute&since=${encodeURIComponent(since)}`,
@@ -210,8 +187,8 @@ async function waitForUsage(id: number, done: (t: Totals) => boolean, stack: Sta
 
 describe('usage', () => {
   test('rows appear after traffic on every pair and add up to what was sent, across a restart', async () => {
-    const limited = await newClient({ requests: 2, per_seconds: 3600 });
-    const open = await newClient(null);
+    const limited = await createLimitedClient(a, 'rl', { requests: 2, per_seconds: 3600 });
+    const open = await createLimitedClient(a, 'rl', null);
     await sequence(a, limited.token, 6); // 2 allowed, 4 limited
     await Promise.all([sequence(a, open.token, 20), sequence(b, open.token, 15)]);
     // Two failed authentications naming the open client (a wrong secret).

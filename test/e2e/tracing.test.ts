@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { freePort } from '../support/embedded-postgres.js';
 import { http } from '../support/http.js';
+import { waitForLogLine } from '../support/log-lines.js';
 import { createClient, uniqueName } from '../support/management.js';
 import { launchNativeGateway, type NativeGatewayProcess } from '../support/native-gateway.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
@@ -64,17 +65,6 @@ afterAll(async () => {
   await rm(home, { recursive: true, force: true });
 });
 
-async function logLine(name: string, predicate: (line: string) => boolean): Promise<string> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const text = await readFile(join(home, 'logs', name), 'utf8').catch(() => '');
-    const line = text.split('\n').find(predicate);
-    if (line) return line;
-    if (Date.now() > deadline) throw new Error(`no such line in ${name}:\n${text.slice(-2000)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 test("a trusted caller's trace runs through nginx, the sidecar and the engine, and no span or log holds the key", async () => {
   const res = await http(`${gw.loopbackUrl}/api`, {
     headers: { ...apk(user.token), traceparent: `00-${TRACE}-${CALLER_SPAN}-01` },
@@ -95,11 +85,11 @@ test("a trusted caller's trace runs through nginx, the sidecar and the engine, a
   });
   // The engine received the gateway's span as its parent and logged the trace.
   const engine = JSON.parse(
-    await logLine('app.log', (l) => l.includes(TRACE) && l.includes('engine request')),
+    await waitForLogLine(home, 'app.log', (l) => l.includes(TRACE) && l.includes('engine request')),
   );
   expect(engine).toMatchObject({ trace_id: TRACE, span_id: gateway.spanId, path: '/api' });
   // nginx's access log names the same span.
-  expect(await logLine('nginx-access.log', (l) => l.includes(TRACE))).toContain(
+  expect(await waitForLogLine(home, 'nginx-access.log', (l) => l.includes(TRACE))).toContain(
     `trace_id=${TRACE} span_id=${gateway.spanId}`,
   );
   // Whatever the sidecar decided of it is the gateway span's child.
