@@ -178,6 +178,15 @@ export const LUA_ANSWERS = {
     code: 'RATE_LIMITED',
     message: "The API client's rate limit is reached; retry after the time in Retry-After.",
   },
+  // rate_limits.redis.on_failure closed: the fleet's counts cannot be known (Redis away, or the
+  // sidecar not synced yet), so no request of a rate-limited client passes
+  // (docs/decisions/20261202-global-rate-limits.md). 503, not 429: the client did not overrun.
+  rateLimitStoreUnreachable: {
+    status: 503,
+    code: 'RATE_LIMIT_STORE_UNREACHABLE',
+    message:
+      "The API client's rate limit cannot be counted right now (its store is unreachable); retry after the time in Retry-After.",
+  },
 } as const satisfies Record<string, GatewayAnswer>;
 
 /** The JSON body of an answer. */

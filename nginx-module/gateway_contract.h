@@ -52,6 +52,7 @@
 #define GW_MAX_HEADERS 100
 #define GW_RATE_LIMIT_PREFIX "l"
 #define GW_RATE_LIMIT_MAX_PER 86400
+#define GW_RATE_LIMIT_STORE_CLOSED "#store_closed"
 #define GW_RATE_LIMIT_POLICY_HEADER "RateLimit-Policy"
 #define GW_RATE_LIMIT_STATE_HEADER "RateLimit"
 #define GW_RATE_LIMIT_POLICY_NAME "client"

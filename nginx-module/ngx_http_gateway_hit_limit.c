@@ -13,10 +13,14 @@ static ngx_table_elt_t *ngx_http_gateway_hit_add_header(ngx_http_request_t *r,
     const char *name, u_char *value, size_t len);
 
 
+static ngx_flag_t ngx_http_gateway_hit_store_closed(void);
+
+
 /* lua/gateway/ratelimit.lua's admit, for a request the module would pass: 1
- * when it fits in the sliding window (counted); 0 when it does not, or when
- * anything cannot be told (then it is not counted, and the Lua code decides: it
- * counts it itself, or answers 429). */
+ * when it fits in the sliding window (counted); 0 when it does not, while the
+ * rate limit store is closed, or when anything cannot be told (then it is not
+ * counted, and the Lua code decides: it counts it itself, or answers 429 or
+ * 503). */
 ngx_flag_t
 ngx_http_gateway_hit_admit(ngx_http_gateway_hit_identity_t *identity,
     ngx_http_gateway_hit_admission_t *a)
@@ -34,6 +38,10 @@ ngx_http_gateway_hit_admit(ngx_http_gateway_hit_identity_t *identity,
                                           identity->limit.len, &a->requests,
                                           &a->per))
     {
+        return 0;
+    }
+
+    if (ngx_http_gateway_hit_store_closed()) {
         return 0;
     }
 
@@ -79,6 +87,26 @@ ngx_http_gateway_hit_admit(ngx_http_gateway_hit_identity_t *identity,
         a->reset = 1;
     }
     return 1;
+}
+
+
+/* Whether the rate limit store's flag (RATE_LIMIT_STORE in common/contract/,
+ * set by the sidecar while it cannot sync with Redis) is there, as
+ * ratelimit.lua reads it: any value closes, and so does a flag that cannot be
+ * read; only its absence lets the window decide. */
+static ngx_flag_t
+ngx_http_gateway_hit_store_closed(void)
+{
+    double         value;
+    static u_char  key[] = GW_RATE_LIMIT_STORE_CLOSED;
+
+    if (ngx_http_gateway_hit_limits == NULL) {
+        return 1;
+    }
+
+    return ngx_http_gateway_hit_read_number(ngx_http_gateway_hit_limits, key,
+                                            sizeof(key) - 1, &value)
+           != NGX_DECLINED;
 }
 
 

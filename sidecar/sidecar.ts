@@ -25,6 +25,7 @@ import { OidcBearerVerifier } from './oidc/verifier.js';
 import { FileProofGate } from './proof/file-proof-gate.js';
 import type { ProofGate } from './proof/proof-gate.js';
 import { FleetSync } from './ratelimit/fleet-sync.js';
+import { clearStoreFlagAtStart } from './ratelimit/store-flag.js';
 import { readRateLimitStoreSettings } from './ratelimit/store-settings.js';
 import { ChangeFeed } from './replica/change-feed.js';
 import { registerKeyTableMetrics } from './replica/key-table-metrics.js';
@@ -231,6 +232,10 @@ export async function startSidecar(
       : null;
   fleet?.start();
   if (fleet) storeUp = () => fleet.storeUp;
+  // Any other store: a closed flag an earlier sidecar left in nginx (RATE_LIMITS_ON_FAILURE
+  // closed, then changed) is cleared, or limited clients would be refused for ever.
+  const stopClear =
+    !fleet && config.controlSocket ? clearStoreFlagAtStart(config.controlSocket) : null;
   const pruner = new UsagePruner(
     writesPool,
     log,
@@ -286,6 +291,7 @@ export async function startSidecar(
         recorder?.close(),
         pruner.stop(),
         fleet?.stop(),
+        stopClear?.(),
       ]);
       await Promise.all([
         pool.end(),

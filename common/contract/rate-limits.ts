@@ -39,3 +39,18 @@ export const USAGE_COUNTS = {
   generationSeconds: 5,
   keepSeconds: 3600,
 } as const;
+
+/**
+ * rate_limits.redis.on_failure `closed` (docs/decisions/20261202-global-rate-limits.md): while
+ * the sidecar cannot sync with Redis, and from its start until its first sync, it holds
+ * `closedKey` in the limits dict (through CONTROL.limits `?closed=<s>`, without expiry: a
+ * sidecar that dies meanwhile leaves it set), the number being the Retry-After in seconds, and
+ * deletes it (`?closed=0`) with the counts of its first sync that works, and at start with any
+ * other setting. While it is there, nginx (the Lua code and the module alike) passes no request
+ * of a rate-limited client: 503 RATE_LIMIT_STORE_UNREACHABLE. A client without a limit is
+ * never affected. `maxRetryAfterSeconds` bounds what nginx takes.
+ */
+export const RATE_LIMIT_STORE = {
+  closedKey: '#store_closed',
+  maxRetryAfterSeconds: 3600,
+} as const;

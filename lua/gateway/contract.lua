@@ -87,6 +87,10 @@ return {
     prefix = "l",
     max_per_s = 86400,
   },
+  rate_limit_store = {
+    closed_key = "#store_closed",
+    max_retry_after_s = 3600,
+  },
   refusal_headers = { "WWW-Authenticate", "X-jwt-error" },
   console = {
     enabled_variable = "console_enabled",
@@ -152,6 +156,7 @@ return {
     ambiguous_path = { status = 400, code = "AMBIGUOUS_PATH", message = "The path could reach the application as another path; a client with permissions must send it plainly.", body = "{\"errors\":[{\"code\":\"AMBIGUOUS_PATH\",\"message\":\"The path could reach the application as another path; a client with permissions must send it plainly.\"}]}" },
     bad_path = { status = 400, code = "BAD_PATH", message = "The path holds a segment of dots and spaces only, or bytes that are not UTF-8, once percent-decoded.", body = "{\"errors\":[{\"code\":\"BAD_PATH\",\"message\":\"The path holds a segment of dots and spaces only, or bytes that are not UTF-8, once percent-decoded.\"}]}" },
     rate_limited = { status = 429, code = "RATE_LIMITED", message = "The API client's rate limit is reached; retry after the time in Retry-After.", body = "{\"errors\":[{\"code\":\"RATE_LIMITED\",\"message\":\"The API client's rate limit is reached; retry after the time in Retry-After.\"}]}" },
+    rate_limit_store_unreachable = { status = 503, code = "RATE_LIMIT_STORE_UNREACHABLE", message = "The API client's rate limit cannot be counted right now (its store is unreachable); retry after the time in Retry-After.", body = "{\"errors\":[{\"code\":\"RATE_LIMIT_STORE_UNREACHABLE\",\"message\":\"The API client's rate limit cannot be counted right now (its store is unreachable); retry after the time in Retry-After.\"}]}" },
     bad_request = { status = 400, code = "BAD_REQUEST", message = "The request is malformed (for example a repeated Authorization header).", body = "{\"errors\":[{\"code\":\"BAD_REQUEST\",\"message\":\"The request is malformed (for example a repeated Authorization header).\"}]}" },
   },
 }

@@ -76,13 +76,26 @@ function M.usage()
 end
 
 -- The rate limit windows' counts, with the fleet's added (gateway.fleet; rate_limits.store
--- redis): the body's deltas applied, every window's count answered.
+-- redis): the body's deltas applied, then ?closed=<s> sets or ?closed=0 clears the store's
+-- flag (after the counts: nginx never admits on a window the fleet's counts are not in yet),
+-- every window's count answered unless ?list=0. 400 (and nothing applied) for a closed= that
+-- is not whole seconds; 503 when the flag could not be set (the sidecar sets it again).
 function M.limits()
   if not require_post() then
     return
   end
+  local fleet = require("gateway.fleet")
+  local closed = ngx.var.arg_closed
+  local seconds = closed and fleet.parse_closed(closed)
+  if closed and not seconds then
+    return respond.json(400, contract.answers.bad_request.body)
+  end
   ngx.req.read_body()
-  respond.text_data(require("gateway.fleet").exchange(ngx.req.get_body_data(), ngx.var.arg_list ~= "0"))
+  local text = fleet.exchange(ngx.req.get_body_data(), ngx.var.arg_list ~= "0")
+  if seconds and not fleet.set_closed(seconds) then
+    return respond.json(503, contract.answers.rate_limit_store_unreachable.body)
+  end
+  respond.text_data(text)
 end
 
 -- The key table's replica (gateway.key_table): GET its state (?ids=1,2,3: the records held for

@@ -11,6 +11,8 @@ local dict = ngx.shared[contract.dicts.limits] or ngx.shared[contract.dicts.budg
 local PREFIX = contract.rate_limit_windows.prefix
 local WINDOW = "^" .. PREFIX .. "%d+ %d+ %-?%d+$"
 local MAX_TTL = 2 * contract.rate_limit_windows.max_per_s
+local STORE_CLOSED = contract.rate_limit_store.closed_key
+local MAX_RETRY_AFTER = contract.rate_limit_store.max_retry_after_s
 
 -- Pure: a line "<window key> <delta> <ttl s>" -> key, delta, ttl; nil for anything else.
 function M.parse_line(line)
@@ -52,6 +54,35 @@ function M.exchange(body, list)
     end
   end
   return table.concat(out)
+end
+
+-- Pure: the control socket's ?closed= (whole seconds, 0 to the contract's maximum) -> the
+-- number, or nil for anything else.
+function M.parse_closed(text)
+  local n = type(text) == "string" and text:find("^%d%d?%d?%d?$") and tonumber(text)
+  if not n or n > MAX_RETRY_AFTER then
+    return nil
+  end
+  return n
+end
+
+-- rate_limits.redis.on_failure closed: `seconds` (from M.parse_closed) above 0 sets the flag
+-- ratelimit.lua and the module refuse on, the Retry-After of every refused request, for as
+-- long as nobody clears it (no expiry: a sidecar that dies leaves it set); 0 clears it.
+-- Whether it was applied.
+function M.set_closed(seconds)
+  if not dict then
+    return false
+  end
+  if seconds == 0 then
+    dict:delete(STORE_CLOSED)
+    return true
+  end
+  local ok, err = dict:set(STORE_CLOSED, seconds)
+  if not ok then
+    ngx.log(ngx.ERR, "rate limit store flag not set: ", err)
+  end
+  return ok
 end
 
 return M

@@ -18,6 +18,9 @@ local WINDOW_PREFIX = contract.rate_limit_windows.prefix
 local MAX_PER_S = contract.rate_limit_windows.max_per_s
 local POLICY_NAME = '"' .. H.policy_name .. '"'
 local answer = contract.answers.rate_limited
+local unreachable = contract.answers.rate_limit_store_unreachable
+local STORE_CLOSED = contract.rate_limit_store.closed_key
+local MAX_RETRY_AFTER = contract.rate_limit_store.max_retry_after_s
 local floor, ceil, max = math.floor, math.ceil, math.max
 
 -- Parsed limits by their header text: decoding a decision or record looks one up instead of
@@ -78,10 +81,36 @@ local function window_key(row, per, index)
   return WINDOW_PREFIX .. row .. " " .. per .. " " .. index
 end
 
+-- Pure: the Retry-After of a request refused while the store is closed, from the flag's value
+-- (the sidecar's seconds): anything but a whole number in range is 1 s, never a pass.
+function M.closed_wait(value)
+  if type(value) == "number" and value >= 1 and value <= MAX_RETRY_AFTER then
+    return floor(value)
+  end
+  return 1
+end
+
+-- rate_limits.redis.on_failure closed, while the sidecar cannot sync with Redis: nothing
+-- counted, 503 RATE_LIMIT_STORE_UNREACHABLE (the module passes none of these either).
+local function refuse_closed(limit, flag)
+  local wait = M.closed_wait(flag)
+  local header = ngx.header
+  header[H.policy] = limit.policy
+  header[H.state] = POLICY_NAME .. ";r=0;t=" .. wait
+  metrics.refusal(unreachable.status)
+  return respond.json(unreachable.status, unreachable.body, { ["Retry-After"] = wait })
+end
+
 -- A request of client `row` under `limit` (from M.parse): counted and let through with the
--- draft's headers, or answered 429 RATE_LIMITED with Retry-After. No closure: this is the hit
+-- draft's headers, or answered 429 RATE_LIMITED with Retry-After (503 while the store is
+-- closed). No closure: this is the hit
 -- path (LuaJIT would not compile it).
 function M.admit(row, limit)
+  -- Any value there closes (the sidecar's number, or anything else: never a pass by accident).
+  local closed = dict:get(STORE_CLOSED)
+  if closed ~= nil then
+    return refuse_closed(limit, closed)
+  end
   local per, requests = limit.per, limit.requests
   local now = ngx.now()
   local index = floor(now / per)

@@ -14,6 +14,7 @@ import {
   type WindowState,
   windowEnd,
 } from './fleet-windows.js';
+import { clearStoreFlagAtStart, closedRetryAfterSeconds, tellStoreFlag } from './store-flag.js';
 import type { RateLimitStoreSettings } from './store-settings.js';
 
 const MAX_BODY = 16 * 1024 * 1024;
@@ -23,8 +24,10 @@ const MAX_BODY = 16 * 1024 * 1024;
  * go to Redis in one pipeline (INCRBY, PEXPIREAT, ZADD to the live set), the fleet's totals of
  * every live window come back (MGET), and nginx's windows are made to hold them through the
  * control socket (docs/decisions/20261202-global-rate-limits.md). Redis away: nothing is
- * pushed (the counts wait for Redis back), nginx enforces on what it holds; one log line and a
- * metric per transition. Never throws.
+ * pushed (the counts wait for Redis back), nginx enforces on what it holds (`local`), or, with
+ * `closed`, nginx's store flag is set at every failed sync (and from the start until the first
+ * that works), cleared with the counts of the next that works (store-flag.ts); one log line and
+ * a metric per transition. Never throws.
  */
 export class FleetSync {
   private readonly redis: Redis;
@@ -33,6 +36,10 @@ export class FleetSync {
   private running: Promise<void> | null = null;
   private up: boolean | null = null;
   private lastSyncMs = 0;
+  /** closed: whether nginx may hold the flag set (it is set from the start). */
+  private flagHeld: boolean;
+  private stopClear: (() => void) | null = null;
+  private stopped = false;
   private readonly upGauge: Gauge;
   private readonly transitions: Counter<'to'>;
 
@@ -52,6 +59,7 @@ export class FleetSync {
       retryStrategy: (times) => Math.min(times * 200, 2000),
     });
     this.redis.on('error', () => {});
+    this.flagHeld = settings.onFailure === 'closed';
     this.upGauge = new Gauge({
       name: 'gateway_rate_limit_store_up',
       help: '1 while the last sync with the rate limit store (Redis) worked; 0 when it failed.',
@@ -87,12 +95,27 @@ export class FleetSync {
         if (this.timer) this.timer = setTimeout(tick, this.settings.syncMs);
       });
     };
-    this.timer = setTimeout(tick, this.settings.syncMs);
+    const begin = () => {
+      if (!this.stopped) this.timer = setTimeout(tick, this.settings.syncMs);
+    };
+    if (!this.flagHeld) {
+      this.stopClear = clearStoreFlagAtStart(this.socketPath);
+      begin();
+      return;
+    }
+    // closed: no limited request passes until the first sync has brought the fleet's counts.
+    // Set before the first sync starts, so that it cannot land after that sync cleared it.
+    this.running = this.close(false).finally(() => {
+      this.running = null;
+      begin();
+    });
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.stopClear?.();
     await this.running;
     this.redis.disconnect();
   }
@@ -116,25 +139,39 @@ export class FleetSync {
       totals = await this.exchange(changed, nowMs);
     } catch (err) {
       this.transition(false, err);
+      // Set again at every failed sync, not only the first: an nginx restarted meanwhile (or
+      // its dict short of room) lost it.
+      if (this.settings.onFailure === 'closed') await this.close();
       return;
     }
     this.transition(true);
     for (const c of changed) this.states.get(c.window.key)!.pushed = c.local;
     const lines = injections(totals, this.states, nowS);
     this.lastSyncMs = nowMs;
-    if (lines.length === 0) return;
-    const body = `${lines.join('\n')}\n`;
-    const wrote = await readControlSocket(
-      this.socketPath,
-      `${CONTROL.limits}?list=0`,
-      'POST',
-      2000,
-      MAX_BODY,
-      body,
-    );
+    if (lines.length === 0 && !this.flagHeld) return;
+    const body = lines.length === 0 ? '' : `${lines.join('\n')}\n`;
+    // The flag is cleared in the same request as the counts, after them: nginx never admits on
+    // a window the fleet's counts are not in yet.
+    const path = this.flagHeld ? `${CONTROL.limits}?list=0&closed=0` : `${CONTROL.limits}?list=0`;
+    const wrote = await readControlSocket(this.socketPath, path, 'POST', 2000, MAX_BODY, body);
     if (wrote === null || wrote.status !== 200) {
       this.log.warn('nginx did not take the fleet rate limit counts', { status: wrote?.status });
+      return;
     }
+    this.flagHeld = false;
+  }
+
+  /**
+   * closed: nginx's flag set; held from then on, whether nginx took it or not (at start nginx
+   * may not be up yet, and nothing is said: the first sync that fails sets it again).
+   */
+  private async close(warn = true): Promise<void> {
+    this.flagHeld = true;
+    const took = await tellStoreFlag(
+      this.socketPath,
+      closedRetryAfterSeconds(this.settings.syncMs),
+    );
+    if (!took && warn) this.log.warn('nginx did not take the rate limit store flag (closed)');
   }
 
   /** Deltas in, the fleet's totals of every live window out: two pipelined round trips. */
@@ -177,10 +214,17 @@ export class FleetSync {
       });
     } else {
       this.transitions.inc({ to: 'down' });
-      this.log.error('rate limit store unreachable: each pair enforces the whole limit alone', {
-        store: 'redis',
-        error: err instanceof Error ? err.message : String(err),
-      });
+      const closed = this.settings.onFailure === 'closed';
+      this.log.error(
+        closed
+          ? 'rate limit store unreachable: no request of a rate-limited client passes (on_failure closed)'
+          : 'rate limit store unreachable: each pair enforces the whole limit alone',
+        {
+          store: 'redis',
+          on_failure: this.settings.onFailure,
+          error: err instanceof Error ? err.message : String(err),
+        },
+      );
     }
   }
 }

@@ -8,8 +8,11 @@ export interface RateLimitStoreSettings {
   store: 'local' | 'redis';
   redisUrl: string;
   syncMs: number;
-  /** Redis away: each pair enforces the whole limit alone (`local`). */
-  onFailure: 'local';
+  /**
+   * Redis away: each pair enforces the whole limit alone (`local`), or no request of a limited
+   * client passes, 503 RATE_LIMIT_STORE_UNREACHABLE (`closed`), also until the first sync.
+   */
+  onFailure: 'local' | 'closed';
 }
 
 export function readRateLimitStoreSettings(env: NodeJS.ProcessEnv): RateLimitStoreSettings {
@@ -32,13 +35,16 @@ export function readRateLimitStoreSettings(env: NodeJS.ProcessEnv): RateLimitSto
     );
   }
   const onFailure = env.RATE_LIMITS_ON_FAILURE || 'local';
-  if (onFailure !== 'local') {
-    // `closed` needs nginx's own check (the module and ratelimit.lua), not built yet: refused
-    // at start rather than accepted and not kept.
+  if (onFailure !== 'local' && onFailure !== 'closed') {
     problems.push(
-      `RATE_LIMITS_ON_FAILURE must be local (closed is not built yet), got ${JSON.stringify(onFailure)}`,
+      `RATE_LIMITS_ON_FAILURE must be local or closed, got ${JSON.stringify(onFailure)}`,
     );
   }
   if (problems.length > 0) throw new Error(problems.join('; '));
-  return { store: store as 'local' | 'redis', redisUrl, syncMs, onFailure: 'local' };
+  return {
+    store: store as 'local' | 'redis',
+    redisUrl,
+    syncMs,
+    onFailure: onFailure as 'local' | 'closed',
+  };
 }

@@ -1,3 +1,5 @@
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freshDatabase } from '../support/database.js';
@@ -15,7 +17,8 @@ import { callStack } from '../support/stack-http.js';
 
 // Global rate limits (docs/decisions/20261202-global-rate-limits.md): three native pairs on one
 // PostgreSQL and one real Redis (Debian's redis-server), RATE_LIMITS_STORE=redis. A client's
-// limit holds across the fleet within the stated bound.
+// limit holds across the fleet within the stated bound; Redis away, on_failure local then
+// closed.
 
 type NativeStack = Awaited<ReturnType<typeof startNativeStack>>;
 let redis: RunningRedis;
@@ -151,5 +154,131 @@ describe('RATE_LIMITS_STORE=redis across three pairs', () => {
     const fresh = await createLimitedClient(pairs[0]!, 'grl', { requests: 3, per_seconds: 60 });
     await settle();
     expect(statuses(await sequence(pairs[1]!, fresh.token, 3))).toEqual([200, 200, 200]);
+  }, 180_000);
+});
+
+/** Until `check` holds, every 100 ms, at most `timeoutMs`. */
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+const metricsOf = async (stack: NativeStack) =>
+  (await fetch(`${stack.gateway().metricsUrl}/metrics`)).text();
+const storeUp = async (stack: NativeStack) =>
+  /^gateway_rate_limit_store_up 1$/m.test(await metricsOf(stack).catch(() => ''));
+
+describe('RATE_LIMITS_ON_FAILURE=closed across three pairs', () => {
+  // The acceptance's outage is 30 s; here OUTAGE_MS: what is checked (every answer while Redis
+  // is away) does not change with the length once the first failed sync has set the flag.
+  const OUTAGE_MS = 6000;
+  const PER = 300;
+  const code = (res: { json?: unknown }) =>
+    (res.json as { errors?: { code: string }[] } | undefined)?.errors?.[0]?.code;
+
+  beforeAll(async () => {
+    if (!(await storeUp(pairs[0]!))) await redis.start().catch(() => {});
+    for (const stack of pairs) await stack.restart({ RATE_LIMITS_ON_FAILURE: 'closed' });
+    for (const stack of pairs) await until('store up', () => storeUp(stack));
+  }, 300_000);
+
+  test('Redis away: no limited request passes on any pair (503, never a 500), others are untouched; back: the fleet total is right again', async () => {
+    const limited = await createLimitedClient(pairs[0]!, 'grl', { requests: 5, per_seconds: PER });
+    const free = await createLimitedClient(pairs[0]!, 'grl', null);
+    await startOfWindow(PER, (PER - 60) * 1000);
+    const [a, b] = pairs as [NativeStack, NativeStack, NativeStack];
+    expect(statuses(await sequence(a, limited.token, 2))).toEqual([200, 200]);
+    await settle();
+    await redis.stop();
+    await settle();
+    // Every pair, for the outage: each limited request refused, each other one passed.
+    const seen = { limited: [] as number[], free: [] as number[], codes: new Set<string>() };
+    const retryAfter = new Set<string>();
+    const started = Date.now();
+    await Promise.all(
+      pairs.map(async (stack) => {
+        while (Date.now() - started < OUTAGE_MS) {
+          const res = await call(stack, limited.token);
+          seen.limited.push(res.status);
+          seen.codes.add(String(code(res)));
+          retryAfter.add(String(res.headers['retry-after']));
+          seen.free.push((await call(stack, free.token)).status);
+        }
+      }),
+    );
+    console.log(
+      `closed for ${OUTAGE_MS} ms: ${seen.limited.length} limited requests, ${seen.free.length} others`,
+    );
+    expect(seen.limited.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(seen.limited)).toEqual(new Set([503]));
+    expect(seen.codes).toEqual(new Set(['RATE_LIMIT_STORE_UNREACHABLE']));
+    // One sync interval (200 ms) in whole seconds.
+    expect(retryAfter).toEqual(new Set(['1']));
+    expect(new Set(seen.free)).toEqual(new Set([200]));
+    for (const stack of pairs) {
+      const ready = await fetch(`${stack.gateway().metricsUrl}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toMatchObject({
+        degraded: [{ code: 'RATE_LIMIT_STORE_UNREACHABLE' }],
+      });
+      expect(await metricsOf(stack)).toMatch(/^gateway_rate_limit_store_up 0$/m);
+    }
+    // Back, empty: A's 2 are pushed again, nothing refused was counted; 3 left on the fleet.
+    await redis.start();
+    for (const stack of pairs) await until('store up', () => storeUp(stack));
+    await settle();
+    const store = new Redis(redis.url);
+    const total = Number(
+      await store.get(`gw:rl:${limited.id}:${PER}:${Math.floor(Date.now() / (PER * 1000))}`),
+    );
+    store.disconnect();
+    expect(total).toBe(2);
+    expect(statuses(await sequence(b, limited.token, 4))).toEqual([200, 200, 200, 429]);
+  }, 180_000);
+
+  test('a sidecar that dies while Redis is away leaves its nginx closed; started again, it stays closed until a sync works', async () => {
+    const limited = await createLimitedClient(pairs[0]!, 'grl', { requests: 5, per_seconds: PER });
+    const free = await createLimitedClient(pairs[0]!, 'grl', null);
+    const c = pairs[2]!;
+    await redis.stop();
+    await until('store down', async () => !(await storeUp(c)));
+    await settle();
+    const onC = async (token: string) => {
+      const res = await call(c, token);
+      return `${res.status} ${code(res) ?? ''}`.trim();
+    };
+    expect(await onC(limited.token)).toBe('503 RATE_LIMIT_STORE_UNREACHABLE');
+    expect(await onC(free.token)).toBe('200');
+    const down = join(c.home, 'run', 'sidecar.down');
+    await writeFile(down, ''); // held down
+    const pid = await c.gateway().pid('sidecar');
+    process.kill(pid!, 'SIGKILL');
+    await until('sidecar held down', async () => c.gateway().output().includes('sidecar stopped'));
+    expect(await onC(limited.token)).toBe('503 RATE_LIMIT_STORE_UNREACHABLE');
+    expect(await onC(free.token)).toBe('200');
+    await rm(down);
+    await until(
+      'sidecar back',
+      async () => {
+        const now = await c.gateway().pid('sidecar');
+        return (
+          now !== undefined &&
+          now !== pid &&
+          (await fetch(`${c.gateway().metricsUrl}/readyz`).then(
+            (r) => r.status === 200,
+            () => false,
+          ))
+        );
+      },
+      60_000,
+    );
+    await settle();
+    expect(await onC(limited.token)).toBe('503 RATE_LIMIT_STORE_UNREACHABLE');
+    await redis.start();
+    await until('store up', () => storeUp(c));
+    await settle();
+    expect(await onC(limited.token)).toBe('200');
   }, 180_000);
 });

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { NGINX_MODULE } from '../../common/contract.js';
+import { CONTROL, NGINX_MODULE } from '../../common/contract.js';
 import { h2 } from '../support/h2.js';
 import { h2Raw } from '../support/h2-raw.js';
 import { http } from '../support/http.js';
@@ -10,7 +10,7 @@ import { CLIENTS, createClient, uniqueName } from '../support/management.js';
 import { sample } from '../support/metrics-text.js';
 import type { NativeGatewayProcess } from '../support/native-gateway.js';
 import { startNativeStack } from '../support/native-stack.js';
-import { moduleHits as moduleHitsIn } from '../support/nginx-control.js';
+import { controlPost, moduleHits as moduleHitsIn } from '../support/nginx-control.js';
 import { startProviderForGateway } from '../support/oidc-gateway-env.js';
 import type { TestOidcProvider } from '../support/oidc-provider.js';
 import { exchange, type RawTarget } from '../support/raw-tls.js';
@@ -286,6 +286,58 @@ describe('a client with a rate limit', () => {
     expect((await moduleHits()) - before).toBe(2);
     expect((await bearer(token)).status).toBe(429);
     expect((await moduleHits()) - before).toBe(2);
+  });
+});
+
+describe('the rate limit store closed (RATE_LIMITS_ON_FAILURE closed, Redis away)', () => {
+  // The twins on one flag (RATE_LIMIT_STORE in common/contract/, set by the sidecar through the
+  // control socket): the module passes no limited client while it is set, and Lua refuses it,
+  // on the module's path (`/api`, a seen key) as on Lua's own (the hand-added location).
+  const setFlag = (seconds: number) =>
+    controlPost(gw.home, `${CONTROL.limits}?list=0&closed=${seconds}`);
+
+  test('neither the module nor Lua passes a limited client: 503, nothing counted; a client without a limit is the module’s as before', async () => {
+    const limited = await newKey(false, HOUR_LIMIT(5));
+    const free = await newKey();
+    await inOneWindow();
+    expect(remaining(await call(limited.token))).toBe('4'); // learnt (Lua), counted
+    expect((await call(free.token)).status).toBe(200);
+    expect(await setFlag(3)).toBe(200);
+    try {
+      const before = await moduleHits();
+      for (const path of ['/api', `${HAND_ADDED}api`]) {
+        const res = await call(limited.token, path);
+        expect(res.status, path).toBe(503);
+        expect(res.json).toEqual({
+          errors: [expect.objectContaining({ code: 'RATE_LIMIT_STORE_UNREACHABLE' })],
+        });
+        expect(res.headers['retry-after']).toBe('3');
+        expect(res.headers['ratelimit-policy']).toBe('"client";q=5;w=3600');
+        expect(remaining(res)).toBe('0');
+      }
+      expect(await moduleHits()).toBe(before);
+      const unlimited = await call(free.token);
+      expect(unlimited.status).toBe(200);
+      expect(unlimited.headers.ratelimit).toBeUndefined();
+      expect(await moduleHits()).toBe(before + 1);
+    } finally {
+      expect(await setFlag(0)).toBe(200);
+    }
+    // Cleared: the module's again, and the refused requests were never counted.
+    const before = await moduleHits();
+    const again = await call(limited.token);
+    expect(again.status).toBe(200);
+    expect(remaining(again)).toBe('3');
+    expect(await moduleHits()).toBe(before + 1);
+  });
+
+  test('a ?closed= that is not whole seconds within the maximum is refused and sets nothing', async () => {
+    const limited = await newKey(false, HOUR_LIMIT(5));
+    await inOneWindow();
+    expect((await call(limited.token)).status).toBe(200);
+    expect(await setFlag(-1)).toBe(400);
+    expect(await setFlag(3601)).toBe(400);
+    expect((await call(limited.token)).status).toBe(200); // a refused ?closed= set nothing
   });
 });
 

@@ -2,7 +2,12 @@ import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { CONTROL } from '../../common/contract.js';
+import {
+  CONTROL,
+  DECISION_FROM_SIDECAR,
+  NGINX_NAMES,
+  RATE_LIMIT_STORE,
+} from '../../common/contract.js';
 import {
   type GatewayUnderTest,
   startGateway,
@@ -35,7 +40,8 @@ beforeAll(async () => {
         '        content_by_lua_block {',
         '            local value = ngx.var.arg_value',
         '            if ngx.var.arg_type == "boolean" then value = true end',
-        '            ngx.shared.gateway_revocations:set(ngx.var.arg_key, value)',
+        '            local dict = ngx.shared[ngx.var.arg_dict or "gateway_revocations"]',
+        '            dict:set(ngx.unescape_uri(ngx.var.arg_key), value)',
         '            ngx.exit(204)',
         '        }',
         '    }',
@@ -47,6 +53,8 @@ beforeAll(async () => {
   gw.stubSidecar.handler = (seen, res) => {
     const id = Number(/^apk ([0-9]+)\./.exec(String(seen.headers.authorization))?.[1]);
     res.writeHead(204, {
+      // Ids from 3000: clients with a rate limit.
+      ...(id >= 3000 ? { [DECISION_FROM_SIDECAR.rateLimit]: '100 3600' } : {}),
       'X-Gateway-Key-Record': 'known',
       'X-Gateway-Client-Row': String(id),
       'X-Gateway-Key-Hash': hex(secretOf(id)),
@@ -86,5 +94,31 @@ describe('a revocation marker that is not a number, read by the module', () => {
     const answer = await get(id);
     expect(answer.status).not.toBe(200);
     expect(await moduleHits()).toBe(before + 1);
+  });
+});
+
+describe('the rate limit store flag when it is not a number, read by the module', () => {
+  test.each([
+    ['a short string', 3001, 'type=string', 'x'],
+    ['a string longer than its buffer', 3002, 'type=string', 'y'.repeat(200)],
+    ['a boolean', 3003, 'type=boolean', ''],
+  ])('%s: closed, never passed by the module; Lua answers 503', async (_, id, type, value) => {
+    expect((await get(id)).status).toBe(200); // learnt (Lua)
+    const before = await moduleHits();
+    expect((await get(id)).status).toBe(200);
+    expect(await moduleHits()).toBe(before + 1);
+    const key = encodeURIComponent(RATE_LIMIT_STORE.closedKey);
+    const where = `dict=${NGINX_NAMES.limitsDict}&key=${key}`;
+    expect((await control(`${PLANT}?${type}&${where}&value=${value}`)).status).toBe(204);
+    try {
+      const answer = await get(id);
+      expect(answer.status).toBe(503);
+      expect(answer.headers['retry-after']).toBe('1');
+      expect(await moduleHits()).toBe(before + 1);
+    } finally {
+      expect((await control(`${CONTROL.limits}?list=0&closed=0`)).status).toBe(200);
+    }
+    expect((await get(id)).status).toBe(200);
+    expect(await moduleHits()).toBe(before + 2);
   });
 });

@@ -45,3 +45,13 @@ case("ratelimit: Retry-After is when one more request fits, at least a second", 
   -- This window holds more than the limit allows (a lower limit since): wait into the next one.
   eq(ratelimit.retry_after(10, 60, 0, 20, 0), 60 + 33, "into the next window: 20 * (1 - f) <= 9")
 end)
+
+case("ratelimit: a closed store's Retry-After is the flag's whole seconds, else 1", function()
+  eq(ratelimit.closed_wait(3), 3, "the sidecar's seconds")
+  eq(ratelimit.closed_wait(2.7), 2, "whole")
+  eq(ratelimit.closed_wait(0), 1, "never 0")
+  eq(ratelimit.closed_wait(-5), 1, "negative")
+  eq(ratelimit.closed_wait(100000), 1, "past the maximum")
+  eq(ratelimit.closed_wait("x"), 1, "not a number: still closed")
+  eq(ratelimit.closed_wait(true), 1, "a boolean")
+end)

@@ -85,8 +85,17 @@ describe('the store’s settings', () => {
     expect(() => readRateLimitStoreSettings({ RATE_LIMITS_STORE: 'memcached' })).toThrow(
       /RATE_LIMITS_STORE/,
     );
-    expect(() => readRateLimitStoreSettings({ RATE_LIMITS_ON_FAILURE: 'closed' })).toThrow(
-      /closed is not built yet/,
+    expect(() => readRateLimitStoreSettings({ RATE_LIMITS_ON_FAILURE: 'open' })).toThrow(
+      /RATE_LIMITS_ON_FAILURE must be local or closed, got "open"/,
     );
+  });
+  test('on_failure closed is taken', () => {
+    expect(
+      readRateLimitStoreSettings({
+        RATE_LIMITS_STORE: 'redis',
+        RATE_LIMITS_REDIS_URL: 'redis://r:6379',
+        RATE_LIMITS_ON_FAILURE: 'closed',
+      }).onFailure,
+    ).toBe('closed');
   });
 });
