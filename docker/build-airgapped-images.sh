@@ -39,12 +39,17 @@ NGINX_PACKAGES="nginx-light libnginx-mod-http-lua lua-resty-core lua-resty-lruca
 # HAProxy 2.6, socat for its runtime API (drain a pair before restarting it).
 BALANCER_PACKAGES="haproxy socat ca-certificates"
 HAPROXY_MAJOR=2.6
+# The rate limits' fleet counts (docker-compose.replicas.yml's redis service, profile
+# global-limits): Debian 12's redis-server 7.0, redis-cli (redis-tools) for its health check.
+REDIS_PACKAGES="redis-server"
+REDIS_MAJOR=7
 
 NODE_MAJOR="${NODE_VERSION%%.*}"
 BASE_NODE="localhost/gw-base-node:${NODE_MAJOR}"
 BASE_NGINX_NODE="localhost/gw-base-nginx-node:${NODE_MAJOR}"
 BASE_POSTGRES="localhost/gw-base-postgres:${PG_MAJOR}"
 BASE_HAPROXY="localhost/gw-base-haproxy:${HAPROXY_MAJOR}"
+BASE_REDIS="localhost/gw-base-redis:${REDIS_MAJOR}"
 IMAGE_PROXY="localhost/gw-proxy:latest"
 IMAGE_GATEWAY="localhost/gw-gateway:latest"
 IMAGE_APP="localhost/gw-app:latest"
@@ -121,6 +126,16 @@ hook_haproxy() {
   hook_common "$root"
   # The package's own configuration is replaced by the balancer image's.
   rm -f "$root/etc/haproxy/haproxy.cfg"
+}
+
+hook_redis() {
+  local root="$1"
+  hook_common "$root"
+  # The package's configuration (a daemon on 127.0.0.1 writing dumps) is not the image's: the
+  # compose command gives redis-server its settings; its data directory is the redis user's.
+  rm -f "$root/etc/redis/redis.conf"
+  mkdir -p "$root/data"
+  chroot "$root" chown redis:redis /data
 }
 
 if [[ "${1:-}" == --hook ]]; then
@@ -301,6 +316,30 @@ build_base_haproxy() {
   record "$BASE_HAPROXY" "$(elapsed "$t0")"
 }
 
+build_base_redis() {
+  local t0
+  t0="$(now)"
+  export EXTRA_CA_DIR ROOT PG_MAJOR
+  log "mmdebstrap ${DEBIAN_SUITE} + ${REDIS_PACKAGES}"
+  run_mmdebstrap "$WORK/redis.tar" "${REDIS_PACKAGES// /,}" redis
+  # As the official image: runs as `redis` in /data, no EXPOSE (podman 4.3's Docker API and an
+  # unpublished exposed port, see build_base_postgres).
+  podman import --quiet \
+    --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    --change 'ENV LANG=C.UTF-8' \
+    --change "LABEL gw.recipe=\"${REDIS_RECIPE}\"" \
+    --change 'USER redis' \
+    --change 'WORKDIR /data' \
+    --change 'CMD ["redis-server", "--protected-mode", "no"]' \
+    "$WORK/redis.tar" "$BASE_REDIS" >/dev/null
+  rm -f "$WORK/redis.tar"
+  local version
+  version="$(podman run --rm "$BASE_REDIS" redis-server --version)"
+  printf '%s\n' "$version" >&2
+  [[ "$version" == *" v=${REDIS_MAJOR}."* ]] || die "${BASE_REDIS} does not hold Redis ${REDIS_MAJOR}"
+  record "$BASE_REDIS" "$(elapsed "$t0")"
+}
+
 build_project_image() {
   local name="$1" dockerfile="$2" t0
   shift 2
@@ -320,11 +359,12 @@ recipe_hash() { { declare -f "$@" && printf '%s\n' "${DPKG_SLIM[@]}"; } | sha256
 NODE_RECIPE="node=${NODE_VERSION} npm=${NPM_VERSION} ${DEBIAN_SUITE} $(recipe_hash hook_common hook_node build_base_node)"
 NGINX_RECIPE="${NGINX_PACKAGES// /,} $(recipe_hash build_base_nginx_node) on ${NODE_RECIPE}"
 HAPROXY_RECIPE="${BALANCER_PACKAGES// /,} ${DEBIAN_SUITE} $(recipe_hash hook_common hook_haproxy build_base_haproxy)"
+REDIS_RECIPE="${REDIS_PACKAGES// /,} ${DEBIAN_SUITE} $(recipe_hash hook_common hook_redis build_base_redis)"
 POSTGRES_RECIPE="postgresql-${PG_MAJOR} ${DEBIAN_SUITE} $(recipe_hash hook_common hook_postgres build_base_postgres)-$(sha256sum "$ROOT/docker/postgres-entrypoint.sh" | cut -c1-12)"
 
 # Image ids before this run: the ones a rebuild replaces are removed at the end (when unused).
 declare -A OLD_IDS=()
-for image in "$BASE_NODE" "$BASE_NGINX_NODE" "$BASE_POSTGRES" "$BASE_HAPROXY" "$IMAGE_PROXY" "$IMAGE_GATEWAY" "$IMAGE_APP" "$IMAGE_BALANCER"; do
+for image in "$BASE_NODE" "$BASE_NGINX_NODE" "$BASE_POSTGRES" "$BASE_HAPROXY" "$BASE_REDIS" "$IMAGE_PROXY" "$IMAGE_GATEWAY" "$IMAGE_APP" "$IMAGE_BALANCER"; do
   OLD_IDS[$image]="$(podman image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)"
 done
 
@@ -355,6 +395,12 @@ else
   log "${BASE_HAPROXY} is up to date"
   record "$BASE_HAPROXY (cached)" 0
 fi
+if needs_build "$BASE_REDIS" "$REDIS_RECIPE"; then
+  build_base_redis
+else
+  log "${BASE_REDIS} is up to date"
+  record "$BASE_REDIS (cached)" 0
+fi
 
 if ((!BASES_ONLY)); then
   CONTEXT="$ROOT"
@@ -374,7 +420,7 @@ fi
 record "total" "$(elapsed "$T_ALL")"
 
 # Project images first: an old base cannot go while an old image on it remains.
-for image in "$IMAGE_PROXY" "$IMAGE_GATEWAY" "$IMAGE_APP" "$IMAGE_BALANCER" "$BASE_NGINX_NODE" "$BASE_NODE" "$BASE_POSTGRES" "$BASE_HAPROXY"; do
+for image in "$IMAGE_PROXY" "$IMAGE_GATEWAY" "$IMAGE_APP" "$IMAGE_BALANCER" "$BASE_NGINX_NODE" "$BASE_NODE" "$BASE_POSTGRES" "$BASE_HAPROXY" "$BASE_REDIS"; do
   old="${OLD_IDS[$image]}"
   if [[ -n "$old" && "$old" != "$(podman image inspect --format '{{.Id}}' "$image" 2>/dev/null)" ]]; then
     if podman rmi "$old" >/dev/null 2>&1; then log "removed the replaced ${image} (${old:0:12})"; fi
@@ -384,7 +430,7 @@ done
 log "timings:"
 for line in "${TIMINGS[@]}"; do log "  $line"; done
 log "sizes:"
-images=("$BASE_NODE" "$BASE_NGINX_NODE" "$BASE_POSTGRES" "$BASE_HAPROXY")
+images=("$BASE_NODE" "$BASE_NGINX_NODE" "$BASE_POSTGRES" "$BASE_HAPROXY" "$BASE_REDIS")
 ((BASES_ONLY)) || images+=("$IMAGE_PROXY" "$IMAGE_GATEWAY" "$IMAGE_APP" "$IMAGE_BALANCER")
 for image in "${images[@]}"; do
   log "  $(podman image inspect --format '{{.Size}}' "$image" |
@@ -397,6 +443,7 @@ GW_GATEWAY_IMAGE=${IMAGE_GATEWAY}
 GW_APP_IMAGE=${IMAGE_APP}
 GW_BALANCER_IMAGE=${IMAGE_BALANCER}
 GW_BALANCER_BASE_IMAGE=${BASE_HAPROXY}
+GW_REDIS_IMAGE=${BASE_REDIS}
 GW_NODE_IMAGE=${BASE_NODE}
 GW_PROXY_BASE_IMAGE=${BASE_NGINX_NODE}"
 if [[ -n "$ENV_FILE" ]]; then

@@ -240,6 +240,7 @@ async function buildImages(): Promise<Record<string, string>> {
     GW_POSTGRES_IMAGE: exports.GW_POSTGRES_IMAGE ?? 'localhost/gw-base-postgres:15',
     GW_BALANCER_IMAGE: exports.GW_BALANCER_IMAGE ?? 'localhost/gw-balancer:latest',
     GW_BALANCER_BASE_IMAGE: exports.GW_BALANCER_BASE_IMAGE ?? 'localhost/gw-base-haproxy:2.6',
+    GW_REDIS_IMAGE: exports.GW_REDIS_IMAGE ?? 'localhost/gw-base-redis:7',
     GW_TEST_OIDC_PROVIDER_IMAGE: `${OIDC_PROVIDER_REPO}:latest`,
   };
 }

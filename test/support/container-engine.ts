@@ -39,6 +39,10 @@ export const IMAGES = {
   get balancerBase() {
     return process.env.GW_BALANCER_BASE_IMAGE || 'localhost/gw-base-haproxy:2.6';
   },
+  /** Debian's redis-server: docker-compose.replicas.yml's redis (profile global-limits). */
+  get redis() {
+    return process.env.GW_REDIS_IMAGE || 'localhost/gw-base-redis:7';
+  },
   /** The test OpenID Connect provider (test/containers/oidc-provider/). */
   get oidcProvider() {
     return process.env.GW_TEST_OIDC_PROVIDER_IMAGE || 'localhost/gw-test-oidc-provider:latest';

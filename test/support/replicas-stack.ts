@@ -47,6 +47,11 @@ export interface ReplicasStack {
 export interface ReplicasOptions {
   /** The app logs one line per request (ENGINE_LOG_REQUESTS); off for the bench. */
   appLogsRequests?: boolean;
+  /**
+   * One rate limit across the pairs: the profile global-limits (the redis service) and
+   * RATE_LIMITS_STORE=redis, with these settings of the sidecars (RATE_LIMITS_SYNC_MS...).
+   */
+  globalLimits?: Record<string, string>;
 }
 
 export async function startReplicas(
@@ -81,8 +86,18 @@ export async function startReplicas(
     GW_BALANCER_IMAGE: IMAGES.balancer,
     GW_BALANCER_BASE_IMAGE: IMAGES.balancerBase,
     ENGINE_LOG_REQUESTS: options.appLogsRequests ? 'true' : 'false',
+    GW_REDIS_IMAGE: IMAGES.redis,
+    ...(options.globalLimits ? { RATE_LIMITS_STORE: 'redis', ...options.globalLimits } : {}),
   };
-  const composeArgs = ['-f', file, '--project-directory', ROOT, '--ansi', 'never'];
+  const composeArgs = [
+    '-f',
+    file,
+    '--project-directory',
+    ROOT,
+    '--ansi',
+    'never',
+    ...(options.globalLimits ? ['--profile', 'global-limits'] : []),
+  ];
   const compose = (args: string[], timeoutMs = 240_000) =>
     new Promise<string>((resolve, reject) => {
       execFile(
