@@ -145,13 +145,17 @@ export async function startSidecar(
     if (!serving)
       return { ready: false, code: 'STARTING', message: 'The sidecar is still starting.' };
     if (!database.ready) return { ready: true, degraded: database };
-    // Redis away: the pair still serves (each pair enforces the whole limit alone), degraded.
+    // Redis away: the pair still serves, degraded (each pair enforces the whole limit alone,
+    // or, closed, refuses every rate-limited client; clients without a limit pass either way).
     if (storeUp() === false) {
       return {
         ready: true,
         degraded: {
           code: 'RATE_LIMIT_STORE_UNREACHABLE',
-          message: 'Redis cannot be reached: rate limits are enforced per pair until it is back.',
+          message:
+            rateLimitStore.onFailure === 'closed'
+              ? 'Redis cannot be reached: rate-limited clients are refused until it is back.'
+              : 'Redis cannot be reached: rate limits are enforced per pair until it is back.',
         },
       };
     }

@@ -221,7 +221,12 @@ describe('RATE_LIMITS_ON_FAILURE=closed across three pairs', () => {
       const ready = await fetch(`${stack.gateway().metricsUrl}/readyz`);
       expect(ready.status).toBe(200);
       expect(await ready.json()).toMatchObject({
-        degraded: [{ code: 'RATE_LIMIT_STORE_UNREACHABLE' }],
+        degraded: [
+          {
+            code: 'RATE_LIMIT_STORE_UNREACHABLE',
+            message: expect.stringContaining('rate-limited clients are refused'),
+          },
+        ],
       });
       expect(await metricsOf(stack)).toMatch(/^gateway_rate_limit_store_up 0$/m);
     }
