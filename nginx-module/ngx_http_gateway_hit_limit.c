@@ -11,8 +11,6 @@
 
 static ngx_table_elt_t *ngx_http_gateway_hit_add_header(ngx_http_request_t *r,
     const char *name, u_char *value, size_t len);
-
-
 static ngx_flag_t ngx_http_gateway_hit_store_closed(void);
 
 

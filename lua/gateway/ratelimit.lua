@@ -103,8 +103,7 @@ end
 
 -- A request of client `row` under `limit` (from M.parse): counted and let through with the
 -- draft's headers, or answered 429 RATE_LIMITED with Retry-After (503 while the store is
--- closed). No closure: this is the hit
--- path (LuaJIT would not compile it).
+-- closed). No closure: this is the hit path (LuaJIT would not compile it).
 function M.admit(row, limit)
   -- Any value there closes (the sidecar's number, or anything else: never a pass by accident).
   local closed = dict:get(STORE_CLOSED)
