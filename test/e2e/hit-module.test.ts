@@ -126,7 +126,7 @@ async function newKey(
 }
 
 /** The hits the module passed so far (its own count of its "yes"). */
-const moduleHits = () => moduleHitsIn(gw.home);
+const moduleHits = () => moduleHitsIn(gw);
 
 async function target(): Promise<RawTarget> {
   const tls = await gw.tls();

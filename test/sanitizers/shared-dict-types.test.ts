@@ -2,13 +2,12 @@ import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { CONTROL } from '../../common/contract.js';
 import {
   type GatewayUnderTest,
   startGateway,
 } from '../integration/generator/support/gateway-harness.js';
 import { https } from '../integration/generator/support/https-client.js';
-import { http } from '../support/http.js';
+import { controlPost, moduleHits as moduleHitsOf } from '../support/nginx-control.js';
 
 // What the module reads as a number from a shared dict (a revocation marker here) holding
 // something else: lua-nginx-module copies a string into the caller's buffer, or into memory it
@@ -60,12 +59,7 @@ beforeAll(async () => {
 });
 afterAll(() => gw?.stop());
 
-const control = (path: string) =>
-  http(`http://nginx${path}`, { method: 'POST', socketPath: gw.controlSocket });
-async function moduleHits(): Promise<number> {
-  const res = await http(`http://nginx${CONTROL.metrics}`, { socketPath: gw.controlSocket });
-  return (res.json as Record<string, number>).module_hit ?? 0;
-}
+const moduleHits = () => moduleHitsOf(gw);
 const get = (id: number) =>
   https(gw.httpsPort, '/data', gw.ca, { headers: { Authorization: `apk ${id}.${secretOf(id)}` } });
 
@@ -79,8 +73,7 @@ describe('a revocation marker that is not a number, read by the module', () => {
     const before = await moduleHits();
     expect((await get(id)).status).toBe(200);
     expect(await moduleHits()).toBe(before + 1);
-    const planted = await control(`${PLANT}?${query}${id}&value=${value}`);
-    expect(planted.status).toBe(204);
+    expect(await controlPost(gw, `${PLANT}?${query}${id}&value=${value}`)).toBe(204);
     // Lua, reading the same marker, fails on it (a 500: nginx's dicts are the gateway's own,
     // and this is the test's doing); what matters here is that the module did not pass it.
     const answer = await get(id);
