@@ -40,6 +40,7 @@ return {
   max_age_variable = "auth_cache_max_age_ms",
   max_age_limit_s = 3600,
   decision_inputs_variable = "gateway_decision_inputs",
+  decision_inputs = { "api_keys_enabled", "open_id_connect_enabled", "oidc_discovery", "oidc_ssl_verify", "oidc_accept_unsupported_alg", "oidc_accept_none_alg", "oidc_client_id_claim", "oidc_client_name_claim", "oidc_audience" },
   identity_headers = {
     client_id = "X-Client-Id",
     client_name = "X-Client-Name",

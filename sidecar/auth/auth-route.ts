@@ -14,7 +14,7 @@ import { requestIdFields } from '../request-id.js';
 import { startServerSpan, withSpan } from '../tracing/tracer.js';
 import { requiresAdmin } from './admin-paths.js';
 import type { Authenticator } from './authenticator.js';
-import { identityHeaders, keyRecordHeaders } from './key-record.js';
+import { identityHeaders, type KeyRecord, keyRecordHeaders } from './key-record.js';
 import { type MethodToggles, readToggles, ToggleConfigError } from './method-toggles.js';
 import { refusalError } from './refusal.js';
 
@@ -56,13 +56,13 @@ function reporter(
       });
       span.end();
     }
-    log.debug('auth decision', {
+    log.debug('auth decision', () => ({
       ...requestIdFields(headers),
       method,
       result,
       status,
       duration_ms: Math.round(seconds * 10_000) / 10,
-    });
+    }));
   };
 }
 
@@ -141,17 +141,54 @@ export function createAuthDecider(
       report(decision.method, 'forbidden', 403);
       return json(403, asciiJson(forbidden.body()), {});
     }
-    const headers: Record<string, string> = {
-      ...(decision.keyRecord ? keyRecordHeaders(decision.keyRecord) : {}),
-      ...identityHeaders(decision.identity, decision.method),
-      'Cache-Control': 'no-store',
-    };
-    if (decision.validUntil !== undefined) {
-      headers[DECISION_FROM_SIDECAR.validUntil] = String(decision.validUntil);
-    }
+    const headers =
+      decision.keyRecord?.kind === 'known' && decision.validUntil === undefined
+        ? keyAllowedHeaders(decision.keyRecord, decision.method)
+        : allowedHeaders(decision);
     report(decision.method, 'allowed', 204, decision.identity.clientId);
     return { status: 204, headers, body: '' };
   };
+}
+
+type Allowed = Extract<Awaited<ReturnType<Authenticator['authenticate']>>, { ok: true }>;
+
+/** A "yes"'s headers: the key record nginx keeps, when there is one, the identity, its end. */
+function allowedHeaders(decision: Allowed): Record<string, string> {
+  const headers: Record<string, string> = {
+    ...(decision.keyRecord ? keyRecordHeaders(decision.keyRecord) : {}),
+    ...identityHeaders(decision.identity, decision.method),
+    'Cache-Control': 'no-store',
+  };
+  if (decision.validUntil !== undefined) {
+    headers[DECISION_FROM_SIDECAR.validUntil] = String(decision.validUntil);
+  }
+  return headers;
+}
+
+/**
+ * An API key's "yes" depends on its key record alone (immutable, made once per row): its headers
+ * are made once per record, not spread anew on every question (4 % of the sidecar's busy time
+ * with nginx's cache off). formatAnswer only reads them.
+ */
+type KnownRecord = Extract<KeyRecord, { kind: 'known' }>;
+const allowedOfRecord = new WeakMap<KnownRecord, Map<string, Readonly<Record<string, string>>>>();
+
+function keyAllowedHeaders(record: KnownRecord, method: string): Record<string, string> {
+  let byMethod = allowedOfRecord.get(record);
+  if (!byMethod) {
+    byMethod = new Map();
+    allowedOfRecord.set(record, byMethod);
+  }
+  let headers = byMethod.get(method);
+  if (!headers) {
+    headers = Object.freeze({
+      ...keyRecordHeaders(record),
+      ...identityHeaders(record.identity, method),
+      'Cache-Control': 'no-store',
+    });
+    byMethod.set(method, headers);
+  }
+  return headers as Record<string, string>;
 }
 
 /** `/auth` over HTTP (the control socket's path, and any HTTP client): the decider's answer. */

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** 32 random bytes: 256 bits, 43 characters of base64url. */
 const SECRET_BYTES = 32;
@@ -18,8 +18,9 @@ export function formatApiKey(id: number, secret: string): string {
 }
 
 export function hashSecret(secret: string): Buffer {
-  // A string is hashed as UTF-8, Node's default.
-  return createHash('sha256').update(secret).digest();
+  // A string is hashed as UTF-8, Node's default. One-shot: a third of createHash's time for a
+  // key's 43 characters, on every question nginx asks with its cache off.
+  return hash('sha256', secret, 'buffer');
 }
 
 /** Splits `<id>.<secret>`; anything not exactly of that shape is malformed. */

@@ -12,6 +12,7 @@ export { type DecisionInvalidator, NO_INVALIDATOR } from './invalidator.js';
 export {
   type ApplyOptions,
   applyBody,
+  EMPTY_KEY_TABLE_STATE,
   type KeyTableAnswer,
   type KeyTableChange,
   type KeyTableState,

@@ -128,7 +128,7 @@ export class NginxKeyTable {
     const { status, text } = sent;
     if (status === 404) return { kind: 'absent' };
     if (status === 409) return { kind: 'empty' };
-    if (status === 204) return { kind: 'state', state: EMPTY_STATE };
+    if (status === 204) return { kind: 'state', state: EMPTY_KEY_TABLE_STATE };
     let state: KeyTableState | null = null;
     try {
       state = status === 200 ? parseKeyTableState(JSON.parse(text)) : null;
@@ -177,7 +177,8 @@ export class NginxKeyTable {
 /** How many ids one read of nginx's records names (the control location takes up to 1,000). */
 export const READ_AT_ONCE = 200;
 
-const EMPTY_STATE: KeyTableState = {
+/** A replica that holds nothing and knows nothing (nginx's 204: no state to give). */
+export const EMPTY_KEY_TABLE_STATE: KeyTableState = {
   phase: null,
   position: null,
   records: 0,

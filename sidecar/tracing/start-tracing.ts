@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js';
-import { isBackgroundSpan } from './tracer.js';
+import { isBackgroundSpan, tracingStarted } from './tracer.js';
 
 /** What a running exporter needs at the end: its last batch sent. */
 export interface RunningTracing {
@@ -44,6 +44,7 @@ export async function startTracing(
     spanProcessors: [processor],
   });
   trace.setGlobalTracerProvider(provider);
+  tracingStarted();
   log.info('tracing: exporting spans over OTLP/HTTP', { endpoint });
   // nginx's spans are the gateway's service: a resource of their own, exported in the same batches.
   const socket = nginxSpans

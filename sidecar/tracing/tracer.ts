@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import {
   type Context,
   context,
+  INVALID_SPAN_CONTEXT,
   ROOT_CONTEXT,
   type Span,
   SpanKind,
@@ -18,6 +19,19 @@ import { traceParentOf } from '../../common/trace-context.js';
  */
 const tracer = () => trace.getTracer('gateway-sidecar');
 
+/**
+ * Whether startTracing has set a provider. Until then every /auth question would still parse
+ * nginx's traceparent, make a no-op span and enter a context for it: 6 % of the sidecar's busy
+ * time with nginx's cache off (docs/decisions/20261202-cache-off-path.md). Off: none of that.
+ */
+let recording = false;
+const NOT_RECORDING: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
+/** Called by startTracing once its provider is the global one. */
+export function tracingStarted(): void {
+  recording = true;
+}
+
 /** nginx's span as a remote parent; the root context when nginx sent none. */
 export function parentContext(headers: IncomingHttpHeaders): Context {
   const parent = traceParentOf(headers);
@@ -32,11 +46,13 @@ export function parentContext(headers: IncomingHttpHeaders): Context {
 
 /** A server span for a request nginx passed on, child of nginx's span. Ended by the caller. */
 export function startServerSpan(name: string, headers: IncomingHttpHeaders): Span {
+  if (!recording) return NOT_RECORDING;
   return tracer().startSpan(name, { kind: SpanKind.SERVER }, parentContext(headers));
 }
 
 /** `body` inside `span`'s context, so the spans it starts (and awaits) are its children. */
 export function withSpan<T>(span: Span, body: () => T): T {
+  if (!recording) return body();
   return context.with(trace.setSpan(context.active(), span), body);
 }
 

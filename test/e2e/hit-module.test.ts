@@ -126,7 +126,7 @@ async function newKey(
 }
 
 /** The hits the module passed so far (its own count of its "yes"). */
-const moduleHits = () => moduleHitsIn(gw.home);
+const moduleHits = () => moduleHitsIn(gw);
 
 async function target(): Promise<RawTarget> {
   const tls = await gw.tls();
@@ -294,7 +294,7 @@ describe('the rate limit store closed (RATE_LIMITS_ON_FAILURE closed, Redis away
   // control socket): the module passes no limited client while it is set, and Lua refuses it,
   // on the module's path (`/api`, a seen key) as on Lua's own (the hand-added location).
   const setFlag = (seconds: number) =>
-    controlPost(gw.home, `${CONTROL.limits}?list=0&closed=${seconds}`);
+    controlPost(gw, `${CONTROL.limits}?list=0&closed=${seconds}`);
 
   test('neither the module nor Lua passes a limited client: 503, nothing counted; a client without a limit is the module’s as before', async () => {
     const limited = await newKey(false, HOUR_LIMIT(5));

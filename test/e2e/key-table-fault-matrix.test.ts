@@ -1,8 +1,6 @@
-import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { RunningPostgres } from '../support/embedded-postgres.js';
-import { http } from '../support/http.js';
 import { keyTableLoaded, metricsText } from '../support/key-table.js';
 import {
   changedThenLocked,
@@ -20,7 +18,7 @@ import {
   within,
 } from '../support/key-table-faults.js';
 import { sample } from '../support/metrics-text.js';
-import { controlPost } from '../support/nginx-control.js';
+import { controlPost, keyTableState } from '../support/nginx-control.js';
 import type { NotificationDropper } from '../support/notification-dropper.js';
 import { startTwoPairs, type TwoPairs } from '../support/two-pairs.js';
 
@@ -299,18 +297,11 @@ describe('the fault matrix: five changes at once meet each fault', () => {
     );
     await keyTableLoaded(b.gateway().metricsUrl);
     const { targets: ts, known } = await targets();
-    expect(await controlPost(b.home, '/key-table?op=drop')).toBe(204);
+    expect(await controlPost(b, '/key-table?op=drop')).toBe(204);
     // The sidecar finds the table empty at its next apply (a heartbeat, within a second) and
     // loads it: nginx is reloaded as soon as that load is seen under way (or, on a machine
     // too slow to catch it, before it completes: phase never "complete" until then).
-    const phase = async () =>
-      (
-        (
-          await http('http://nginx/key-table', {
-            socketPath: join(b.home, 'run/nginx-control.sock'),
-          })
-        ).json as { phase?: string }
-      ).phase;
+    const phase = async () => (await keyTableState(b)).phase;
     let atReload = await phase();
     for (const until = Date.now() + 5_000; atReload !== 'loading' && Date.now() < until; ) {
       await sleep(2);

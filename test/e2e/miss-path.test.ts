@@ -2,13 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { Agent } from 'node:https';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { CONTROL } from '../../common/contract.js';
-import { gatewayHome } from '../../native/home.js';
-import { readControlSocket } from '../../sidecar/nginx/control-socket.js';
 import { freshDatabase, statisticsReported } from '../support/database.js';
 import { learntRecordsSettings } from '../support/key-table.js';
 import { createClient, uniqueName } from '../support/management.js';
 import { startNativeStack } from '../support/native-stack.js';
+import { luaCounters } from '../support/nginx-control.js';
 import { apk } from '../support/sidecar.js';
 import type { Stack } from '../support/stack.js';
 import { callStack } from '../support/stack-http.js';
@@ -207,15 +205,7 @@ describe('key records', () => {
     // nginx's own counters on B (gateway.metrics), flushed by each worker once a second.
     const counters = async () => {
       await new Promise((r) => setTimeout(r, 2_500));
-      const res = await readControlSocket(
-        gatewayHome(b.home).controlSocket,
-        CONTROL.metrics,
-        'GET',
-        5_000,
-        1_000_000,
-      );
-      expect(res?.status).toBe(200);
-      return JSON.parse(res!.text) as Record<string, number>;
+      return await luaCounters(b);
     };
     // Kept-alive connections, as a client's: the key's first request on B can then come before
     // B hears of the creation through LISTEN. A creation notice that killed the record just

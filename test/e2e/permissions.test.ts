@@ -109,7 +109,7 @@ function expectRefusal(
 }
 
 /** nginx's Lua counters, from its control socket. */
-const luaCounters = () => luaCountersIn(gw.home);
+const luaCounters = () => luaCountersIn(gw);
 
 /** Counters are flushed from each worker about once a second: waits for `key` to reach `n`. */
 async function counterReaches(key: string, n: number): Promise<number> {

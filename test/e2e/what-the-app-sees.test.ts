@@ -60,13 +60,13 @@ describe('a seen API key over HTTP/2', () => {
       servername: tls.servername,
     };
 
-    let before = await moduleHits(gw.home);
+    let before = await moduleHits(gw);
     seen.length = 0;
     expect((await callStack(gw, '/orders', { headers: apk(key.token) })).status).toBe(200);
-    expect(await moduleHits(gw.home)).toBe(before + 1);
+    expect(await moduleHits(gw)).toBe(before + 1);
     const overHttp1 = seen[0]!;
 
-    before = await moduleHits(gw.home);
+    before = await moduleHits(gw);
     seen.length = 0;
     const answer = await h2(target, {
       ':method': 'GET',
@@ -75,7 +75,7 @@ describe('a seen API key over HTTP/2', () => {
       authorization: `apk ${key.token}`,
     });
     expect(answer).toMatchObject({ kind: 'http', status: 200 });
-    expect(await moduleHits(gw.home)).toBe(before + 1);
+    expect(await moduleHits(gw)).toBe(before + 1);
     const overHttp2 = seen[0]!;
 
     expect(identity(overHttp1)['x-client-id']).toBe(String(key.id));

@@ -2,13 +2,13 @@ import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { CONTROL, NGINX_MODULE } from '../../common/contract.js';
+import { NGINX_MODULE } from '../../common/contract.js';
 import {
   type GatewayUnderTest,
   startGateway,
 } from '../integration/generator/support/gateway-harness.js';
 import { https } from '../integration/generator/support/https-client.js';
-import { http } from '../support/http.js';
+import { moduleHits } from '../support/nginx-control.js';
 import { MODULE_DIR } from './sanitized-nginx.js';
 
 // The sanitizer suite runs what it says: nginx's workers have the ASan runtime and the module
@@ -46,9 +46,6 @@ describe('the sanitized nginx', () => {
       expect(res.status).toBe(200);
     }
     expect(gw.authCalls()).toHaveLength(1);
-    const counters = await http(`http://nginx${CONTROL.metrics}`, {
-      socketPath: gw.controlSocket,
-    });
-    expect((counters.json as Record<string, number>).module_hit).toBe(2);
+    expect(await moduleHits(gw)).toBe(2);
   });
 });

@@ -13,7 +13,7 @@ import {
   startGateway,
 } from '../integration/generator/support/gateway-harness.js';
 import { https } from '../integration/generator/support/https-client.js';
-import { http } from '../support/http.js';
+import { controlPost, moduleHits as moduleHitsOf } from '../support/nginx-control.js';
 
 // What the module reads as a number from a shared dict (a revocation marker here) holding
 // something else: lua-nginx-module copies a string into the caller's buffer, or into memory it
@@ -68,12 +68,7 @@ beforeAll(async () => {
 });
 afterAll(() => gw?.stop());
 
-const control = (path: string) =>
-  http(`http://nginx${path}`, { method: 'POST', socketPath: gw.controlSocket });
-async function moduleHits(): Promise<number> {
-  const res = await http(`http://nginx${CONTROL.metrics}`, { socketPath: gw.controlSocket });
-  return (res.json as Record<string, number>).module_hit ?? 0;
-}
+const moduleHits = () => moduleHitsOf(gw);
 const get = (id: number) =>
   https(gw.httpsPort, '/data', gw.ca, { headers: { Authorization: `apk ${id}.${secretOf(id)}` } });
 
@@ -87,8 +82,7 @@ describe('a revocation marker that is not a number, read by the module', () => {
     const before = await moduleHits();
     expect((await get(id)).status).toBe(200);
     expect(await moduleHits()).toBe(before + 1);
-    const planted = await control(`${PLANT}?${query}${id}&value=${value}`);
-    expect(planted.status).toBe(204);
+    expect(await controlPost(gw, `${PLANT}?${query}${id}&value=${value}`)).toBe(204);
     // Lua, reading the same marker, fails on it (a 500: nginx's dicts are the gateway's own,
     // and this is the test's doing); what matters here is that the module did not pass it.
     const answer = await get(id);
@@ -109,14 +103,14 @@ describe('the rate limit store flag when it is not a number, read by the module'
     expect(await moduleHits()).toBe(before + 1);
     const key = encodeURIComponent(RATE_LIMIT_STORE.closedKey);
     const where = `dict=${NGINX_NAMES.limitsDict}&key=${key}`;
-    expect((await control(`${PLANT}?${type}&${where}&value=${value}`)).status).toBe(204);
+    expect(await controlPost(gw, `${PLANT}?${type}&${where}&value=${value}`)).toBe(204);
     try {
       const answer = await get(id);
       expect(answer.status).toBe(503);
       expect(answer.headers['retry-after']).toBe('1');
       expect(await moduleHits()).toBe(before + 1);
     } finally {
-      expect((await control(`${CONTROL.limits}?list=0&closed=0`)).status).toBe(200);
+      expect(await controlPost(gw, `${CONTROL.limits}?list=0&closed=0`)).toBe(200);
     }
     expect((await get(id)).status).toBe(200);
     expect(await moduleHits()).toBe(before + 2);

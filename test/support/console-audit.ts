@@ -17,13 +17,11 @@ export function consoleAuditTests(steps: ConsoleSteps): void {
     browser,
     call,
     createWithKey,
-    open,
     shot,
     heading,
-    signInWithKey,
     rowAction,
-    createInConsole,
-    seeAll,
+    openAsAdmin,
+    createAndClose,
     auditAbout,
   } = steps;
 
@@ -83,12 +81,9 @@ export function consoleAuditTests(steps: ConsoleSteps): void {
   });
 
   test('the audit trail shows the deletion the operator just made', async () => {
-    const page = await open();
-    await signInWithKey(page, stack().adminKey);
-    await seeAll(page);
+    const page = await openAsAdmin();
     const name = uniqueName('console-audited');
-    await createInConsole(page, name);
-    await page.click('#key-done');
+    await createAndClose(page, name);
     await rowAction(page, name, 'delete');
     await page.click('#confirm-delete');
     await page.waitForFunction(() =>

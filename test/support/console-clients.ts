@@ -26,7 +26,8 @@ export function consoleClientTests(steps: ConsoleSteps): void {
     signInWithKey,
     rowAction,
     createInConsole,
-    seeAll,
+    openAsAdmin,
+    createAndClose,
   } = steps;
 
   test('sign in with a key, sort and filter, create a client whose key works over HTTPS, then delete it', async () => {
@@ -94,9 +95,7 @@ export function consoleClientTests(steps: ConsoleSteps): void {
     }
     expect(allowed).toBe(12);
 
-    const page = await open();
-    await signInWithKey(page, stack().adminKey);
-    await seeAll(page);
+    const page = await openAsAdmin();
     // Keyboard: the row's Details button, then Enter.
     await page.waitForSelector(`tr[data-id="${id}"] button[data-action="details"]`);
     await page.focus(`tr[data-id="${id}"] button[data-action="details"]`);
@@ -148,12 +147,9 @@ export function consoleClientTests(steps: ConsoleSteps): void {
   }, 90_000);
 
   test('an edit error shows next to its field; a non-admin key is told an admin is needed', async () => {
-    const page = await open();
-    await signInWithKey(page, stack().adminKey);
-    await seeAll(page);
+    const page = await openAsAdmin();
     const name = uniqueName('console-edit');
-    await createInConsole(page, name);
-    await page.click('#key-done');
+    await createAndClose(page, name);
     await rowAction(page, name, 'edit');
     await page.waitForSelector('#edit-name');
     // The name of another client: 409 with field "name".
@@ -184,9 +180,7 @@ export function consoleClientTests(steps: ConsoleSteps): void {
 
   test('a client named like markup is shown as text, and nothing runs', async () => {
     await createWithKey(XSS_NAME);
-    const page = await open();
-    await signInWithKey(page, stack().adminKey);
-    await seeAll(page);
+    const page = await openAsAdmin();
     await page.type('#filter', '<img');
     await page.waitForFunction(
       (n) => document.querySelector('td.name')?.textContent === n,
@@ -205,12 +199,9 @@ export function consoleClientTests(steps: ConsoleSteps): void {
 
   // It needs the routes of issue 12 (rotate).
   test('rotate with a grace period of 0: the new key works at once, the old one is refused', async () => {
-    const page = await open();
-    await signInWithKey(page, stack().adminKey);
-    await seeAll(page);
+    const page = await openAsAdmin();
     const name = uniqueName('console-rotated');
-    const oldKey = await createInConsole(page, name);
-    await page.click('#key-done');
+    const oldKey = await createAndClose(page, name);
     await rowAction(page, name, 'rotate');
     await page.waitForSelector('#rotate-grace_period_seconds');
     await page.$eval('#rotate-grace_period_seconds', (input) => {

@@ -28,9 +28,7 @@ export function consolePermissionsTests(ctx: ConsoleSteps): void {
   };
   /** Signed in as the admin, on the detail screen of client `id`. */
   const openDetail = async (id: number, name: string): Promise<Page> => {
-    const page = await ctx.open();
-    await ctx.signInWithKey(page, ctx.stack().adminKey);
-    await ctx.seeAll(page);
+    const page = await ctx.openAsAdmin();
     await page.waitForSelector(`tr[data-id="${id}"] button[data-action="details"]`);
     await page.click(`tr[data-id="${id}"] button[data-action="details"]`);
     await ctx.heading(page, name);

@@ -24,8 +24,8 @@ export function consoleSignInTests(steps: ConsoleSteps): void {
     heading,
     signInWithKey,
     rowAction,
-    createInConsole,
     seeAll,
+    createAndClose,
     signInWithProvider,
   } = steps;
 
@@ -107,8 +107,7 @@ export function consoleSignInTests(steps: ConsoleSteps): void {
     const page = await open();
     await signInWithKey(page, stack().adminKey);
     const name = uniqueName('console-traced');
-    await createInConsole(page, name);
-    await page.click('#key-done');
+    await createAndClose(page, name);
     await seeAll(page);
     await rowAction(page, name, 'edit');
     await page.waitForSelector('#edit-name');

@@ -106,6 +106,19 @@ export function consoleSteps(run: ConsoleRun) {
   const seeAll = (page: Page) =>
     // The largest page, so that the rows a test created are on it.
     page.select('#limit', '1000').then(() => page.waitForSelector('tbody tr'));
+  /** A new browser signed in with the admin key, every client's row on its page. */
+  const openAsAdmin = async (): Promise<Page> => {
+    const page = await open();
+    await signInWithKey(page, run.stack.adminKey);
+    await seeAll(page);
+    return page;
+  };
+  /** A client created in the console, the panel that shows its key closed: the key. */
+  const createAndClose = async (page: Page, name: string): Promise<string> => {
+    const key = await createInConsole(page, name);
+    await page.click('#key-done');
+    return key;
+  };
 
   /** Through the provider's own pages: login (any password), consent, back to the console. */
   const signInWithProvider = async (page: Page, screenshot = false) => {
@@ -157,6 +170,8 @@ export function consoleSteps(run: ConsoleRun) {
     rowAction,
     createInConsole,
     seeAll,
+    openAsAdmin,
+    createAndClose,
     signInWithProvider,
     editDefaultConf,
     auditAbout,

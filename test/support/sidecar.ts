@@ -1,5 +1,5 @@
 import type { Clock } from '../../sidecar/clock.js';
-import { type Logger, silentLogger } from '../../sidecar/log.js';
+import { type DebugFields, debugFields, type Logger, silentLogger } from '../../sidecar/log.js';
 import { type RunningSidecar, startSidecar } from '../../sidecar/sidecar.js';
 import { STAND_IN_FOR_NGINX } from './nginx-stand-in.js';
 
@@ -69,8 +69,8 @@ export function capturingLogger(): Logger & { lines: string[] } {
   const at =
     (bound: Record<string, unknown>) =>
     (level: string) =>
-    (message: string, fields?: Record<string, unknown>) => {
-      lines.push(JSON.stringify({ level, message, ...bound, ...fields }));
+    (message: string, fields?: DebugFields) => {
+      lines.push(JSON.stringify({ level, message, ...bound, ...debugFields(fields) }));
     };
   const logger = (bound: Record<string, unknown>): Logger => {
     const write = at(bound);

@@ -52,17 +52,38 @@ end
 -- The gateway's span as the sidecar's parent: empty (not sent) while tracing is off.
 OWN[#OWN + 1] = contract.trace_context
 local ADMIN_LINE = contract.require_admin_header .. ": true\n"
+-- The settings nginx joins into one variable (contract.decision_inputs_variable) key the cache of
+-- prefixes with one variable read; only those outside it are read on every question (today the
+-- redirect URI). Ten reads a question were 6 % of nginx's time with its cache off.
+local INPUTS_VARIABLE = contract.decision_inputs_variable
+local OUTSIDE_INPUTS = {}
+do
+  local inputs = {}
+  for _, name in ipairs(contract.decision_inputs) do
+    inputs[name] = true
+  end
+  for _, row in ipairs(SETTINGS) do
+    if not inputs[row[2]] then
+      OUTSIDE_INPUTS[#OUTSIDE_INPUTS + 1] = row[2]
+    end
+  end
+end
+local key_parts = {}
 local setting_values = {}
 local prefixes, prefix_count, MAX_PREFIXES = {}, 0, 64
 
 local function frame_prefix(var)
-  for i = 1, #SETTINGS do
-    setting_values[i] = var[SETTINGS[i][2]] or ""
+  key_parts[1] = var[INPUTS_VARIABLE] or ""
+  for i = 1, #OUTSIDE_INPUTS do
+    key_parts[i + 1] = var[OUTSIDE_INPUTS[i]] or ""
   end
-  local key = table.concat(setting_values, "\n", 1, #SETTINGS)
+  local key = table.concat(key_parts, "\n", 1, #OUTSIDE_INPUTS + 1)
   local prefix = prefixes[key]
   if prefix then
     return prefix
+  end
+  for i = 1, #SETTINGS do
+    setting_values[i] = var[SETTINGS[i][2]] or ""
   end
   -- nginx's proof first: the same in every question of this worker (read in the master).
   local headers = {}

@@ -47,6 +47,21 @@ local LINK_IDLE_S = 30
 local QUESTION_KEY = contract.frame_question_header:lower()
 local MAX_NUMBER = 2 ^ 30
 
+-- Semaphores whose question was answered (its wait consumed the post: count 0, no waiter),
+-- kept for the next questions: a new one per question was an FFI allocation and a finaliser
+-- on every request that asks. An abandoned question's is never kept (its answer may still post).
+local spare, MAX_SPARE = {}, 256
+
+local function sema_for_question()
+  local n = #spare
+  if n > 0 then
+    local sema = spare[n]
+    spare[n] = nil
+    return sema
+  end
+  return semaphore.new()
+end
+
 -- address -> link: the queue, the questions in flight (by number, and in the order sent), the
 -- runner's state, the writer's and the reader's semaphores, and until when it speaks HTTP only.
 local links = {}
@@ -261,7 +276,7 @@ local function ask_linked(link, frame, timeout_ms)
     end
     link.running = true
   end
-  local q = { frame = frame, sema = semaphore.new() }
+  local q = { frame = frame, sema = sema_for_question() }
   local queue = link.queue
   queue[#queue + 1] = q
   if link.sleeping then
@@ -272,6 +287,9 @@ local function ask_linked(link, frame, timeout_ms)
   if not ok then
     q.abandoned = true
     return nil, "sidecar answer: " .. tostring(err)
+  end
+  if #spare < MAX_SPARE then
+    spare[#spare + 1] = q.sema
   end
   if q.res then
     return q.res

@@ -1,7 +1,7 @@
 import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createPool } from '../../db/pool.js';
-import type { Logger } from '../../log.js';
+import { type DebugFields, debugFields, type Logger } from '../../log.js';
 import { ClientReads, type RecordBatch } from '../store/reads.js';
 import type { FromListWorker, ListLogLine, ToListWorker } from './messages.js';
 
@@ -26,9 +26,8 @@ const data = workerData as ListWorkerData;
 
 /** Lines go to the main thread's logger, which knows the level and where lines go. */
 function threadLogger(bound: Record<string, unknown>): Logger {
-  const at =
-    (level: ListLogLine['log']['level']) => (message: string, fields?: Record<string, unknown>) =>
-      post({ log: { level, message, fields: { ...bound, ...fields } } });
+  const at = (level: ListLogLine['log']['level']) => (message: string, fields?: DebugFields) =>
+    post({ log: { level, message, fields: { ...bound, ...debugFields(fields) } } });
   return {
     debug: at('debug'),
     info: at('info'),

@@ -1,7 +1,7 @@
-import { request } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { CONTROL } from '../../../common/contract.js';
 import { http as rawHttp } from '../../support/http.js';
+import { controlPost, controlRequest } from '../../support/nginx-control.js';
 import { allow, type GatewayUnderTest, startGateway } from './support/gateway-harness.js';
 import { https } from './support/https-client.js';
 import { sendJson } from './support/stub-server.js';
@@ -24,16 +24,7 @@ const get = (authorization: string, path = '/data') =>
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** POSTs to nginx's control socket, as the sidecar does. */
-function control(path: string, body = '', method = 'POST'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request({ socketPath: gw.controlSocket, path, method }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const control = (path: string, body = '') => controlPost(gw, path, body);
 
 describe('the decision cache in shared memory', () => {
   test('a hit passes without asking the sidecar, and still carries the identity', async () => {
@@ -171,7 +162,7 @@ describe('revocation pushed through the control socket', () => {
   });
 
   test('the control endpoint refuses other methods and malformed ids', async () => {
-    expect(await control(CONTROL.invalidate, '1', 'GET')).toBe(405);
+    expect((await controlRequest(gw, CONTROL.invalidate, 'GET', '1')).status).toBe(405);
     expect(await control(CONTROL.invalidate, '1;2')).toBe(400);
     expect(await control('/elsewhere')).toBe(404);
   });

@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { request, type ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { CONTROL } from '../../../common/contract.js';
 import { silentLogger } from '../../../sidecar/log.js';
 import { NginxControl } from '../../../sidecar/nginx/control.js';
+import { controlRequest } from '../../support/nginx-control.js';
 import { type GatewayUnderTest, startGateway } from './support/gateway-harness.js';
 import { https } from './support/https-client.js';
 import type { SeenRequest } from './support/stub-server.js';
@@ -78,25 +79,6 @@ const get = (authorization?: string) =>
   });
 const key = (id: number, secret = secretOf(id)) => `apk ${id}.${secret}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A request to nginx's control socket: status and body. */
-function rawControl(
-  path: string,
-  body: string,
-  method = 'POST',
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ socketPath: gw.controlSocket, path, method }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }),
-      );
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 describe('key records', () => {
   test('the first answer about a key id decides the later ones, right secret or wrong, without asking', async () => {
@@ -250,12 +232,12 @@ describe('a new client announced through the control socket (NginxControl.create
   test('a body that is not row ids is refused whole (400 in the one shape), marking nothing', async () => {
     const id = unknownId++;
     expect((await get(key(id, wrongSecret()))).status).toBe(401);
-    const res = await rawControl(CONTROL.created, `${id},x`);
+    const res = await controlRequest(gw, CONTROL.created, 'POST', `${id},x`);
     expect(res.status).toBe(400);
-    expect(JSON.parse(res.body).errors[0].code).toBe('BAD_REQUEST');
+    expect(JSON.parse(res.text).errors[0].code).toBe('BAD_REQUEST');
     expect((await get(key(id, wrongSecret()))).status).toBe(401);
     expect(gw.authCalls()).toHaveLength(1);
-    expect((await rawControl(CONTROL.created, String(id), 'GET')).status).toBe(405);
+    expect((await controlRequest(gw, CONTROL.created, 'GET', String(id))).status).toBe(405);
   });
 });
 

@@ -1,6 +1,6 @@
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CONTROL } from '../../../common/contract.js';
+import { controlRequest } from '../../support/nginx-control.js';
 import { type GatewayUnderTest, startGateway } from './support/gateway-harness.js';
 import { https } from './support/https-client.js';
 import { sendJson } from './support/stub-server.js';
@@ -20,21 +20,10 @@ const credential = () => `apk ${++n}.${'k'.repeat(43)}`;
 const get = (authorization: string, headers: Record<string, string> = {}) =>
   https(gw.httpsPort, '/data', gw.ca, { headers: { Authorization: authorization, ...headers } });
 
-/** GET on nginx's control socket, as the sidecar's /metrics does. */
-function counters(): Promise<{ status: number; body: Record<string, number> }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ socketPath: gw.controlSocket, path: CONTROL.metrics }, (res) => {
-      let text = '';
-      res.on('data', (d: Buffer) => {
-        text += d.toString('utf8');
-      });
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Record<string, number> }),
-      );
-    });
-    req.on('error', reject);
-    req.end();
-  });
+/** GET on nginx's control socket, as the sidecar's /metrics does: every key nginx wrote. */
+async function counters(): Promise<{ status: number; body: Record<string, number> }> {
+  const { status, text } = await controlRequest(gw, CONTROL.metrics);
+  return { status, body: JSON.parse(text) as Record<string, number> };
 }
 
 /** Reads the counters until `predicate` holds: each worker adds its counts once a second. */
@@ -98,18 +87,7 @@ describe('Lua counters on the control socket', () => {
   }, 120_000);
 
   test('only GET; no counter shows a credential', async () => {
-    const post = await new Promise<number>((resolve, reject) => {
-      const req = request(
-        { socketPath: gw.controlSocket, path: CONTROL.metrics, method: 'POST' },
-        (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        },
-      );
-      req.on('error', reject);
-      req.end();
-    });
-    expect(post).toBe(405);
+    expect((await controlRequest(gw, CONTROL.metrics, 'POST')).status).toBe(405);
     const { body } = await counters();
     expect(JSON.stringify(body)).not.toContain('kkkk');
     expect(Object.values(body).every((v) => typeof v === 'number')).toBe(true);

@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { connect } from 'node:tls';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { CONTROL } from '../../../common/contract.js';
-import { http } from '../../support/http.js';
+import { controlPost, moduleHits as moduleHitsOf } from '../../support/nginx-control.js';
 import { type GatewayUnderTest, startGateway } from './support/gateway-harness.js';
 import { https } from './support/https-client.js';
 import type { SeenRequest } from './support/stub-server.js';
@@ -85,10 +85,7 @@ const get = (authorization: string, headers: Record<string, string> = {}) =>
   https(gw.httpsPort, '/data', gw.ca, { headers: { Authorization: authorization, ...headers } });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function moduleHits(): Promise<number> {
-  const res = await http(`http://nginx${CONTROL.metrics}`, { socketPath: gw.controlSocket });
-  return (res.json as Record<string, number>).module_hit ?? 0;
-}
+const moduleHits = () => moduleHitsOf(gw);
 
 /** The requests' statuses, and how many of them the module passed. */
 async function decided(calls: (() => Promise<{ status: number }>)[]) {
@@ -146,11 +143,7 @@ describe('what the module leaves to Lua', () => {
       statuses: [200, 200],
       moduleHits: 1,
     });
-    const res = await http(`http://nginx${CONTROL.invalidateAll}`, {
-      method: 'POST',
-      socketPath: gw.controlSocket,
-    });
-    expect(res.status).toBe(204);
+    expect(await controlPost(gw, CONTROL.invalidateAll)).toBe(204);
     const asked = gw.authCalls().length;
     expect(await decided([() => get(key(id))])).toEqual({ statuses: [200], moduleHits: 0 });
     expect(gw.authCalls().length).toBe(asked + 1);

@@ -1,8 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { CONTROL, NGINX_MODULE } from '../../../common/contract.js';
-import { http } from '../../support/http.js';
+import { NGINX_MODULE } from '../../../common/contract.js';
+import { luaCounters, moduleHits } from '../../support/nginx-control.js';
 import { type GatewayUnderTest, startGateway } from './support/gateway-harness.js';
 import { https } from './support/https-client.js';
 
@@ -38,33 +38,28 @@ afterAll(async () => {
   await other?.stop();
 });
 
-async function counters(gw: GatewayUnderTest): Promise<Record<string, number>> {
-  const res = await http(`http://nginx${CONTROL.metrics}`, { socketPath: gw.controlSocket });
-  return res.json as Record<string, number>;
-}
-
 /** Three requests with one bearer token: the first asked and cached by Lua. Module hits. */
 async function moduleHitsOfThree(gw: GatewayUnderTest, token: string): Promise<number> {
-  const before = (await counters(gw)).module_hit ?? 0;
+  const before = await moduleHits(gw);
   for (let i = 0; i < 3; i += 1) {
     const res = await https(gw.httpsPort, '/data', gw.ca, {
       headers: { Authorization: `Bearer ${token}` },
     });
     expect(res.status).toBe(200);
   }
-  return ((await counters(gw)).module_hit ?? 0) - before;
+  return (await moduleHits(gw)) - before;
 }
 
 describe("the module and lua-nginx-module's version", () => {
   test('the version it was tested with: on (cached decisions pass through it), module_off 0', async () => {
     expect(await moduleHitsOfThree(current, 'token-on')).toBe(2);
-    expect((await counters(current)).module_off).toBe(0);
+    expect((await luaCounters(current)).module_off).toBe(0);
     expect(await current.nginx.errorLog()).not.toContain(`${NGINX_MODULE.directive}: off`);
   });
 
   test('another version: switched off at start, said in the error log and by module_off; Lua decides every request', async () => {
     expect(await moduleHitsOfThree(other, 'token-off')).toBe(0);
-    expect((await counters(other)).module_off).toBe(1);
+    expect((await luaCounters(other)).module_off).toBe(1);
     // The Lua code still decides from its cache: asked once for three requests.
     expect(other.authCalls()).toHaveLength(1);
     const log = await other.nginx.errorLog();

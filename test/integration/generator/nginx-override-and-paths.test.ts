@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { CONTROL } from '../../../common/contract.js';
-import { http } from '../../support/http.js';
+import { moduleHits as moduleHitsOf } from '../../support/nginx-control.js';
 import { type GatewayUnderTest, startGateway } from './support/gateway-harness.js';
 import { https } from './support/https-client.js';
 import type { SeenRequest } from './support/stub-server.js';
@@ -39,10 +38,7 @@ beforeEach(() => {
   gw.stubSidecar.handler = sidecar;
 });
 
-async function moduleHits(): Promise<number> {
-  const res = await http(`http://nginx${CONTROL.metrics}`, { socketPath: gw.controlSocket });
-  return (res.json as Record<string, number>).module_hit ?? 0;
-}
+const moduleHits = () => moduleHitsOf(gw);
 
 let nextId = 5000;
 /** A key seen for the first time (Lua decides), or one whose record the module holds. */

@@ -101,6 +101,25 @@ describe('/auth', () => {
     expect(answer.headers['X-Client-Id']).toBe('1');
   });
 
+  test("a key's answer follows its client's row: renamed or limited, the next answer says so", async () => {
+    const rows = [row(5, { secret: SECRET, name: 'first' })];
+    const decide = createAuthDecider(
+      new Authenticator(new ApiKeyVerifier(directoryOf(rows)), null),
+      log,
+      STAND_IN_FOR_NGINX,
+    );
+    const q = { headers: {}, rawHeaders: ['Authorization', `apk 5.${SECRET}`] };
+    const first = await decide(q);
+    expect((await decide(q)).headers).toEqual(first.headers);
+    expect(first.headers).toMatchObject({ 'X-Client-Name': 'first', 'Cache-Control': 'no-store' });
+    // The directory's next row for the client (as a change notice brings): a new object.
+    rows[0] = row(5, { secret: SECRET, name: 'second', rateLimit: { requests: 9, perSeconds: 3 } });
+    const next = await decide(q);
+    expect(next.headers).toMatchObject({ 'X-Client-Name': 'second', 'X-Client-Id': '5' });
+    expect(next.headers['X-Gateway-Rate-Limit']).toBe('9 3');
+    expect(first.headers['X-Gateway-Rate-Limit']).toBeUndefined();
+  });
+
   test('an admin key says so, with its own row', async () => {
     const res = await ask(ok.url, { Authorization: `apk 2.${ADMIN}` });
     expect(res.status).toBe(204);

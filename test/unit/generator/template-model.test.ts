@@ -426,3 +426,109 @@ describe('override headers (issue 53)', () => {
     }
   });
 });
+
+describe('trace context (tracing.*, docs/decisions/20261202-trace-context.md)', () => {
+  const traced = (tracing: object, trusted: string[] = []) =>
+    defaultConfModel(
+      parseSettings({
+        tracing: { enabled: true, ...tracing },
+        request_id: { trusted_proxies: trusted },
+      }),
+    );
+  // The map's regex as nginx gets it: the quotes and PCRE's `~` taken off (JS reads the rest alike).
+  const keepRegex = (keep: string) => new RegExp(keep.slice(2, -1));
+  const traceId = 'a'.repeat(32);
+  const parentId = 'b'.repeat(16);
+
+  test('off by default: no maps and no trace header toward the app or the sidecar', () => {
+    expect(model.tracing).toBeNull();
+    for (const location of [model.app, model.management]) {
+      expect(valuesOf(location.headers, 'traceparent')).toEqual([]);
+      expect(valuesOf(location.headers, 'tracestate')).toEqual([]);
+    }
+  });
+
+  test("on: the app and the management API get the gateway's traceparent and the kept tracestate", () => {
+    const m = traced({});
+    for (const location of [m.app, m.management]) {
+      expect(valuesOf(location.headers, 'traceparent')).toEqual(['$gateway_traceparent']);
+      expect(valuesOf(location.headers, 'tracestate')).toEqual(['$gateway_tracestate']);
+      const lower = names(location.headers).map((n) => n.toLowerCase());
+      expect(new Set(lower).size).toBe(lower.length);
+    }
+  });
+
+  test("a caller's traceparent is weighed only when a proxy is trusted", () => {
+    expect(traced({}).tracing!.source).toBe('"0:$http_traceparent"');
+    expect(traced({}, ['10.0.0.0/8']).tracing!.source).toBe(
+      '"$gateway_request_id_trusted_peer:$http_traceparent"',
+    );
+  });
+
+  test('only a well-formed version-00 traceparent from a trusted peer is kept, whole, as the capture', () => {
+    const t = traced({}).tracing!;
+    expect(t.capture).toBe('$gateway_traceparent_in');
+    expect(t.generated).toBe('$request_id');
+    const keep = keepRegex(t.keep);
+    const good = `00-${traceId}-${parentId}-01`;
+    expect(keep.exec(`1:${good}`)?.groups).toEqual({ gateway_traceparent_in: good });
+    expect(keep.test(`1:00-${traceId}-${parentId}-00`)).toBe(true);
+    for (const bad of [
+      `0:${good}`, // not a trusted peer
+      `1:${good}x`,
+      `x1:${good}`,
+      `1:01-${traceId}-${parentId}-01`, // another version
+      `1:00-${'0'.repeat(32)}-${parentId}-01`, // all-zero trace id
+      `1:00-${traceId}-${'0'.repeat(16)}-01`, // all-zero parent id
+      `1:00-${'A'.repeat(32)}-${parentId}-01`, // uppercase
+      `1:00-${traceId.slice(1)}-${parentId}-01`,
+      `1:00-${traceId}-${parentId.slice(1)}-01`,
+      `1:00-${traceId}-${parentId}-1`,
+      `1:00-${traceId}-${parentId}-0g`,
+      '1:',
+    ]) {
+      expect(keep.test(bad), bad).toBe(false);
+    }
+  });
+
+  test("sample_ratio becomes split_clients' percentage, none at 0", () => {
+    expect(traced({}).tracing!.samplePercent).toBe('100.00%');
+    expect(traced({ sample_ratio: 0.25 }).tracing!.samplePercent).toBe('25.00%');
+    expect(traced({ sample_ratio: 0.0001 }).tracing!.samplePercent).toBe('0.01%');
+    expect(traced({ sample_ratio: 0 }).tracing!.samplePercent).toBeNull();
+  });
+
+  test("nginx's span records go out only with an OTLP endpoint, to nginx_spans_to, tagged", () => {
+    expect(traced({}).tracing!.spans).toBeNull();
+    const spans = traced({
+      otlp_endpoint: 'http://collector:4318/v1/traces',
+      nginx_spans_to: '127.0.0.1:5000',
+    }).tracing!.spans!;
+    expect(spans.target).toBe('127.0.0.1:5000');
+    expect(spans.tag).toBe('gateway_span');
+  });
+
+  test('a span record is one JSON object of the span, never the query string', () => {
+    const { format } = traced({ otlp_endpoint: 'http://collector:4318/v1/traces' }).tracing!.spans!;
+    expect(format.startsWith("'") && format.endsWith("'")).toBe(true);
+    expect(JSON.parse(format.slice(1, -1))).toEqual({
+      t: '$gateway_trace_id',
+      s: '$gateway_span_id',
+      p: '$gateway_trace_parent_in',
+      e: '$msec',
+      d: '$request_time',
+      m: '$request_method',
+      u: '$uri',
+      c: '$status',
+      i: '$client_id',
+      a: '$client_auth_method',
+    });
+  });
+});
+
+describe('control locations', () => {
+  test("the fleet's rate limit counts are exchanged on the control socket's /limits", () => {
+    expect(model.limitsPath).toBe('/limits');
+    expect(model.usagePath).not.toBe(model.limitsPath);
+  });
+});

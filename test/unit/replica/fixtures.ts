@@ -1,6 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { ApiClientRow } from '../../../sidecar/clients/store/api-client.js';
-import type { KeyTableAnswer, KeyTableState } from '../../../sidecar/nginx/key-table.js';
+import {
+  EMPTY_KEY_TABLE_STATE,
+  type KeyTableAnswer,
+  type KeyTableState,
+} from '../../../sidecar/nginx/key-table.js';
 
 /** A client's row as the feed reads it: a key (the SHA-256 of `secret-<id>`), nothing else set. */
 export const row = (id: number, name = `client-${id}`): ApiClientRow => ({
@@ -25,15 +29,5 @@ export const state = (
   records = 0,
 ): KeyTableAnswer => ({
   kind: 'state',
-  state: {
-    phase,
-    position,
-    records,
-    full: false,
-    trustedUntil: null,
-    liveUntil: null,
-    loadSeconds: null,
-    capacityBytes: null,
-    freeBytes: null,
-  },
+  state: { ...EMPTY_KEY_TABLE_STATE, phase, position, records },
 });

@@ -1,6 +1,6 @@
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../../../sidecar/log.js';
+import { type DebugFields, debugFields, type Logger } from '../../../sidecar/log.js';
 
 /** A handler on an in-process HTTP server on loopback: real requests, no other process. */
 export async function serve(handler: RequestListener) {
@@ -18,7 +18,8 @@ export function recordingLogger() {
   const lines: { level: string; message: string; fields?: Record<string, unknown> }[] = [];
   const at =
     (level: string) =>
-    (message: string, fields?: Record<string, unknown>): void => {
+    (message: string, given?: DebugFields): void => {
+      const fields = debugFields(given);
       lines.push({ level, message, ...(fields ? { fields } : {}) });
     };
   const log: Logger = {
