@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { ApiKeyVerifier } from '../../../sidecar/auth/api-key-verifier.js';
 import { createAuthDecider } from '../../../sidecar/auth/auth-route.js';
 import { Authenticator } from '../../../sidecar/auth/authenticator.js';
+import { SidecarMetrics } from '../../../sidecar/metrics/sidecar-metrics.js';
 import type { ProofGate } from '../../../sidecar/proof/proof-gate.js';
 import { tracingStarted } from '../../../sidecar/tracing/tracer.js';
 import { STAND_IN_FOR_NGINX } from '../../support/nginx-stand-in.js';
@@ -109,10 +110,21 @@ describe("nginx's proof, read again after a refusal", () => {
     expect((await decide(gate(false, true))(question(`apk 3.${SECRET}`))).status).toBe(204);
   });
 
-  test('refused both times: the unproven answer, no decision', async () => {
-    const answer = await decide(gate(false, false))(question(`apk 3.${SECRET}`));
+  test('refused both times: the unproven answer, no decision, counted at the auth door', async () => {
+    const metrics = new SidecarMetrics();
+    const decider = createAuthDecider(
+      new Authenticator(new ApiKeyVerifier(directoryOf([row(3, { secret: SECRET })])), null),
+      log,
+      gate(false, false),
+      metrics,
+    );
+    const answer = await decider(question(`apk 3.${SECRET}`));
     expect(answer.status).toBe(403);
     expect(answer.body).toContain('GATEWAY_PROOF_REQUIRED');
+    expect(await metrics.text()).toMatch(
+      /^gateway_sidecar_unproven_requests_total\{route="auth",reason="wrong"\} 1$/m,
+    );
+    expect(await metrics.text()).not.toMatch(/^gateway_auth_decisions_total\{/m);
   });
 
   test('proven at once: the file is not read again', async () => {

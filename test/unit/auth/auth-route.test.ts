@@ -120,6 +120,48 @@ describe('/auth', () => {
     expect(first.headers['X-Gateway-Rate-Limit']).toBeUndefined();
   });
 
+  test("a key that expires: its yes carries the end, and the next key's yes has none", async () => {
+    const ends = new Date('2030-01-01T00:00:00Z');
+    const rows = [row(8, { secret: SECRET, expiresAt: ends }), row(9, { secret: SECRET })];
+    const decide = createAuthDecider(
+      new Authenticator(new ApiKeyVerifier(directoryOf(rows)), null),
+      log,
+      STAND_IN_FOR_NGINX,
+    );
+    const ask8 = { headers: {}, rawHeaders: ['Authorization', `apk 8.${SECRET}`] };
+    const ask9 = { headers: {}, rawHeaders: ['Authorization', `apk 9.${SECRET}`] };
+    for (let i = 0; i < 2; i++) {
+      expect((await decide(ask8)).headers['X-Gateway-Valid-Until']).toBe(
+        String(ends.getTime() / 1000),
+      );
+      expect((await decide(ask9)).headers['X-Gateway-Valid-Until']).toBeUndefined();
+    }
+  });
+
+  test('a token without an end: no valid-until header', async () => {
+    const open: BearerVerifier = {
+      async verify() {
+        return {
+          ok: true,
+          method: 'bearer',
+          identity: { id: 7, clientId: 'robot@idp', clientName: 'robot', isAdmin: false },
+        };
+      },
+    };
+    const decide = createAuthDecider(
+      new Authenticator(new ApiKeyVerifier(clients), open),
+      log,
+      STAND_IN_FOR_NGINX,
+    );
+    const answer = await decide({
+      headers: { 'x-gateway-oidc-enabled': 'true' },
+      rawHeaders: ['Authorization', 'Bearer any', 'X-Gateway-Oidc-Enabled', 'true'],
+    });
+    expect(answer.status).toBe(204);
+    expect(answer.headers).not.toHaveProperty('X-Gateway-Valid-Until');
+    expect(answer.headers['X-Client-Id']).toBe('robot%40idp');
+  });
+
   test('an admin key says so, with its own row', async () => {
     const res = await ask(ok.url, { Authorization: `apk 2.${ADMIN}` });
     expect(res.status).toBe(204);
