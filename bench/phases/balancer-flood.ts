@@ -47,7 +47,7 @@ export async function measureBalancerFlood(ctx: PhaseContext): Promise<BalancerF
   const { b, apiKey } = ctx.stack;
   let balancer: Balancer | undefined;
   try {
-    balancer = await startBalancer(ctx.stack.dir, b, ctx.say);
+    balancer = await startBalancer(ctx.stack.dir, [b], ctx.say);
     ctx.extraRoots.haproxy = balancer.pid;
     const url = `${balancer.url}${BENCH_PATH}`;
     const common = { Host: 'localhost' };
