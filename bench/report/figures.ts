@@ -784,6 +784,9 @@ export function tracingFigure(r: Outcome<TracingResult>): RawFigure {
     return notMeasured('fast_tracing_sampled_throughput', figure, 'ratio', target, r.error);
   }
   const lost = r.answered - r.spans;
+  // CPU a request (µs) of a process tree, from the runs' mean cores and rate.
+  const us = (a: Aggregate, tree: string) =>
+    a.cpu?.[tree] === undefined ? '?' : ((Number(a.cpu[tree]) / a.rps) * 1e6).toFixed(0);
   return ratioRow(
     'fast_tracing_sampled_throughput',
     figure,
@@ -795,7 +798,9 @@ export function tracingFigure(r: Outcome<TracingResult>): RawFigure {
       `their span records to the sidecar's receiver and OTLP/HTTP exporter run in the bench's ` +
       `process ("bench" CPU), exporting to a sink that answers 200: ${r.spans} spans for ` +
       `${r.answered} requests answered; on ${Math.round(r.on.rps)} req/s (${perRound(r.on.runs)}), ` +
-      `off ${Math.round(r.off.rps)} req/s (${perRound(r.off.runs)}); tracing off ÷ auth off is ` +
+      `off ${Math.round(r.off.rps)} req/s (${perRound(r.off.runs)}); CPU a request: nginx ` +
+      `${us(r.on, 'nginx tracing on')} µs on, ${us(r.off, 'nginx tracing off')} µs off, the ` +
+      `exporter ${us(r.on, 'bench')} µs; tracing off ÷ auth off is ` +
       `fast_apk_throughput (off by default)`,
     { digits: 3, valid: lost <= 0 },
   );
