@@ -2,11 +2,10 @@ import { join } from 'node:path';
 import { type RunningRedis, startRedis } from '../../test/support/redis-server.js';
 import type { CpuSplit } from '../cpu-split.js';
 import { type Balancer, startBalancer } from '../stack/balancer.js';
-import { BENCH_PATH } from '../stack/engine-session.js';
 import { type BenchGateway, startGateway } from '../stack/gateway.js';
 import { COUNT_STATUSES } from '../wrk/lua.js';
 import { benchClient } from './bench-client.js';
-import { measure, type PhaseContext } from './context.js';
+import { apkTarget, measure, type PhaseContext } from './context.js';
 import { type LimitCost, measureLimitCost } from './rate-limit.js';
 
 /** Issue 51's hammered limit, and how long it is hammered (after one untimed window). */
@@ -74,12 +73,7 @@ export async function measureGlobalLimits(ctx: PhaseContext): Promise<GlobalLimi
     };
     const hammer = async (store: Store): Promise<Hammered> => {
       await client.put({ rate_limit: FLEET_LIMIT });
-      const target = {
-        name: `fleet ${store}`,
-        url: `${balancer!.url}${BENCH_PATH}`,
-        headers: { Host: 'localhost', Authorization: `apk ${client.token}` },
-        authenticatedByA: false,
-      };
+      const target = apkTarget(`fleet ${store}`, balancer!.url, client.token);
       const quick = ctx.options.quick;
       await measure(ctx, target, quick ? 2 : FLEET_LIMIT.per_seconds, COUNT_STATUSES);
       const run = await measure(

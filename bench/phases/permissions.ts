@@ -1,7 +1,6 @@
-import { BENCH_PATH } from '../stack/engine-session.js';
 import { type Aggregate, alternate } from './aggregate.js';
 import { benchClient } from './bench-client.js';
-import type { PhaseContext, Target } from './context.js';
+import { apkTarget, type PhaseContext } from './context.js';
 
 export interface PermissionsResult {
   /** The same client on gateway B with 10 rules (the last one allowing the call), and none. */
@@ -35,12 +34,7 @@ export const TEN_RULES = [
 export async function measurePermissions(ctx: PhaseContext): Promise<PermissionsResult> {
   const { b } = ctx.stack;
   const client = await benchClient(ctx, 'bench-permissions');
-  const target = (name: string): Target => ({
-    name,
-    url: `${b.url}${BENCH_PATH}`,
-    headers: { Host: 'localhost', Authorization: `apk ${client.token}` },
-    authenticatedByA: false,
-  });
+  const target = (name: string) => apkTarget(name, b.url, client.token);
   const ten = target('fast 10 rules');
   const [restricted, unrestricted] = await alternate(ctx, [ten, target('fast no rules')], (t) =>
     client.put({ permissions: t === ten ? TEN_RULES : null }),

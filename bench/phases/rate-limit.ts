@@ -1,10 +1,9 @@
 import type { CpuSplit } from '../cpu-split.js';
-import { BENCH_PATH } from '../stack/engine-session.js';
 import type { BenchGateway } from '../stack/gateway.js';
 import { COUNT_STATUSES } from '../wrk/lua.js';
 import { type Aggregate, alternate } from './aggregate.js';
 import { type BenchClient, benchClient } from './bench-client.js';
-import { measure, type PhaseContext, type Target } from './context.js';
+import { apkTarget, measure, type PhaseContext } from './context.js';
 
 /** How long the accuracy run hammers a limit (the issue's 10 s; 2 s in a --quick run). */
 export const ACCURACY_SECONDS = 10;
@@ -42,12 +41,7 @@ export async function measureLimitCost(
   client: BenchClient,
   label: string,
 ): Promise<LimitCost> {
-  const target = (name: string): Target => ({
-    name,
-    url: `${gateway.url}${BENCH_PATH}`,
-    headers: { Host: 'localhost', Authorization: `apk ${client.token}` },
-    authenticatedByA: false,
-  });
+  const target = (name: string) => apkTarget(name, gateway.url, client.token);
   const limited = target(`${label} limit unmet`);
   const [withLimit, without] = await alternate(ctx, [limited, target(`${label} no limit`)], (t) =>
     client.put({ rate_limit: t === limited ? NEVER : null }),
@@ -68,12 +62,7 @@ export async function measureRateLimits(ctx: PhaseContext): Promise<RateLimitRes
   await client.put({ rate_limit: { requests: limit, per_seconds: 1 } });
   // Two seconds of the same hammering first: the measured run starts in steady state, not on
   // a fresh client's first (full) window.
-  const hammer: Target = {
-    name: 'fast at its limit',
-    url: `${b.url}${BENCH_PATH}`,
-    headers: { Host: 'localhost', Authorization: `apk ${client.token}` },
-    authenticatedByA: false,
-  };
+  const hammer = apkTarget('fast at its limit', b.url, client.token);
   await measure(ctx, hammer, ctx.options.quick ? 1 : 2, COUNT_STATUSES);
   const seconds = ctx.options.quick ? QUICK_ACCURACY_SECONDS : ACCURACY_SECONDS;
   const run = await measure(ctx, hammer, seconds, COUNT_STATUSES);

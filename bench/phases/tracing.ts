@@ -8,10 +8,9 @@ import { freePort } from '../../native/ports.js';
 import type { Logger } from '../../sidecar/log.js';
 import { startTracing } from '../../sidecar/tracing/start-tracing.js';
 import { type Baseline, startRendered } from '../stack/baseline.js';
-import { BENCH_PATH } from '../stack/engine-session.js';
 import { settingsOfB } from '../stack/fast-stack.js';
 import { type Aggregate, alternate } from './aggregate.js';
-import type { PhaseContext, Target } from './context.js';
+import { apkTarget, type PhaseContext } from './context.js';
 
 export interface TracingResult {
   /** The seen key on B's configuration rendered with tracing on (sampling 1.0), and as it is. */
@@ -60,12 +59,7 @@ export async function measureTracing(ctx: PhaseContext): Promise<TracingResult> 
     ctx.extraRoots['nginx tracing off'] = off.pid;
     ctx.extraRoots['nginx tracing on'] = on.pid;
     ctx.say(`  B's copies: tracing off ${off.url}, on ${on.url} (spans to port ${port})`);
-    const target = (name: string, copy: Baseline): Target => ({
-      name,
-      url: `${copy.url}${BENCH_PATH}`,
-      headers: { Host: 'localhost', Authorization: `apk ${ctx.stack.apiKey}` },
-      authenticatedByA: false,
-    });
+    const target = (name: string, copy: Baseline) => apkTarget(name, copy.url, ctx.stack.apiKey);
     runs = await alternate(ctx, [target('fast tracing on', on), target('fast tracing off', off)]);
   } finally {
     delete ctx.extraRoots['nginx tracing off'];
