@@ -7,9 +7,10 @@
  * B: the static responder behind it, the fast rows with the flood of wrong secrets and the
  * never-seen keys during list-alls of 10^5 clients, and the second pair for revocation), and
  * nginx copies derived from their configurations: A's and B's with authentication off (the
- * baselines), B's with its decision cache off. Drives load over loopback with wrk, prints the
- * table and writes it as JSON under bench/output/ (ignored by git; bench/reference/ keeps one
- * run per machine kind). Bounded by --budget seconds (default 320): the memory phase takes what
+ * baselines), B's with its decision cache off; for their own phases, B's copies with tracing on
+ * and off, and three more pairs on one Redis behind HAProxy. Drives load over loopback with wrk,
+ * prints the table and writes it as JSON under bench/output/ (ignored by git; bench/reference/
+ * keeps one run per machine kind). Bounded by --budget seconds (default 850): the memory phase takes what
  * is left, and a watchdog stops everything if anything hangs.
  * Everything started is stopped and the temporary directory removed, however the run ends.
  */
@@ -29,6 +30,7 @@ import { measureDistinctKeys } from './phases/distinct-keys.js';
 import { CREATED_BEFORE_MS, measureFirstRequest } from './phases/first-request.js';
 import { measureFirstSightDuringList } from './phases/first-sight-during-list.js';
 import { FLOOD_CONNECTIONS } from './phases/flood.js';
+import { FLEET_LIMIT, measureGlobalLimits } from './phases/global-limits.js';
 import { H2_CONNECTIONS, H2_STREAMS, measureHttp2 } from './phases/http2.js';
 import { measureIdleChain } from './phases/idle-chain.js';
 import { measureLatency } from './phases/latency.js';
@@ -38,6 +40,7 @@ import { measurePermissions } from './phases/permissions.js';
 import { measureRateLimits } from './phases/rate-limit.js';
 import { measureRevocation } from './phases/revocation.js';
 import { measureThroughput } from './phases/throughput.js';
+import { measureTracing } from './phases/tracing.js';
 import { FIGURE_IDS, figures, type Outcome } from './report/figures.js';
 import {
   codeVersion,
@@ -120,6 +123,10 @@ async function main(): Promise<number> {
       }
     };
     const rateLimit = await attempt(() => measureRateLimits(ctx));
+    say(
+      `fleet rows: 3 pairs on one Redis, a limit never reached vs none; ${FLEET_LIMIT.requests} per ${FLEET_LIMIT.per_seconds} s hammered through HAProxy (redis, then local)`,
+    );
+    const globalLimits = await attempt(() => measureGlobalLimits(ctx));
     say('fast rows: a client with 10 rules vs none');
     const permissions = await attempt(() => measurePermissions(ctx));
     say(
@@ -128,6 +135,8 @@ async function main(): Promise<number> {
     const http2 = await attempt(async () =>
       measureHttp2(ctx, await ensureCommand('h2load', 'nghttp2-client', say)),
     );
+    say('fast rows: API key on copies of B, tracing on (sampled 1.0, spans exported) vs off');
+    const tracing = await attempt(() => measureTracing(ctx));
     // Phases driven by the Node client have no wrk run to sample CPU in: meter the phase.
     const metered = async <T>(run: () => Promise<T>): Promise<[T, CpuSplit]> => {
       const stop = await cpuMeter(() => stack.roots());
@@ -216,6 +225,8 @@ async function main(): Promise<number> {
         firstRequest: fastFirstRequest,
         duringList,
         rateLimit,
+        globalLimits,
+        tracing,
         permissions,
         http2,
         idleChain,
@@ -297,6 +308,8 @@ async function main(): Promise<number> {
           distinctKeys,
           balancerFlood,
           http2,
+          globalLimits,
+          tracing,
         },
         management: { ...management, cpu: managementCpu },
         revocation: { ...revocation, cpu: revocationCpu },

@@ -1,7 +1,8 @@
 import type { CpuSplit } from '../cpu-split.js';
 import { mean, round } from '../stats.js';
+import { MAX_RATE } from '../wrk/lua.js';
 import { errorCount } from '../wrk/run.js';
-import type { MeasuredRun } from './context.js';
+import { type MeasuredRun, measure, type PhaseContext, type Target } from './context.js';
 
 /** A target's runs taken together. */
 export interface Aggregate {
@@ -39,4 +40,33 @@ export function aggregate(target: string, runs: MeasuredRun[]): Aggregate {
     cpu,
     runs,
   };
+}
+
+/**
+ * Two targets at their maximum rate in alternating rounds (A B, then B A: slow drift on a
+ * shared machine falls on both alike), each warmed up once first except in a quick run (the
+ * smoke test has no time for it). `prepare` runs before each run of its target: a PUT that
+ * gives the client what the target measures, or nothing.
+ */
+export async function alternate(
+  ctx: PhaseContext,
+  targets: [Target, Target],
+  prepare: (target: Target) => Promise<void> = async () => {},
+): Promise<[Aggregate, Aggregate]> {
+  const runs: [MeasuredRun[], MeasuredRun[]] = [[], []];
+  const one = async (i: 0 | 1, seconds: number) => {
+    await prepare(targets[i]);
+    const run = await measure(ctx, targets[i], seconds, MAX_RATE);
+    ctx.say(
+      `  ${targets[i].name.padEnd(18)} ${Math.round(run.rps)} req/s, p99 ${run.p99.toFixed(2)} ms`,
+    );
+    return run;
+  };
+  if (!ctx.options.quick) for (const i of [0, 1] as const) await one(i, ctx.options.warmupSeconds);
+  for (let round = 0; round < ctx.options.rounds; round += 1) {
+    for (const i of round % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const)) {
+      runs[i].push(await one(i, ctx.options.seconds));
+    }
+  }
+  return [aggregate(targets[0].name, runs[0]), aggregate(targets[1].name, runs[1])];
 }

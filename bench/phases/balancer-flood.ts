@@ -9,7 +9,7 @@ import {
 } from '../stack/nginx-control.js';
 import { FIXED_RATE_FLOOD, MAX_RATE } from '../wrk/lua.js';
 import { type Aggregate, aggregate } from './aggregate.js';
-import { type MeasuredRun, measure, type PhaseContext, type Target } from './context.js';
+import { apkTarget, type MeasuredRun, measure, type PhaseContext, type Target } from './context.js';
 import { type FloodSummary, floodLine, summariseFlood } from './flood.js';
 
 /** The two floods: random key ids with random secrets, and no credential at all. */
@@ -47,16 +47,11 @@ export async function measureBalancerFlood(ctx: PhaseContext): Promise<BalancerF
   const { b, apiKey } = ctx.stack;
   let balancer: Balancer | undefined;
   try {
-    balancer = await startBalancer(ctx.stack.dir, b, ctx.say);
+    balancer = await startBalancer(ctx.stack.dir, [b], ctx.say);
     ctx.extraRoots.haproxy = balancer.pid;
     const url = `${balancer.url}${BENCH_PATH}`;
     const common = { Host: 'localhost' };
-    const valid: Target = {
-      name: 'via balancer',
-      url,
-      headers: { ...common, Authorization: `apk ${apiKey}` },
-      authenticatedByA: false,
-    };
+    const valid = apkTarget('via balancer', balancer.url, apiKey);
     const alone = await measure(ctx, valid, ctx.options.warmupSeconds, MAX_RATE);
     const floodRate = Math.max(100, Math.round(alone.rps * ctx.options.balancerFloodShare));
     // FIXED_RATE_FLOOD's schedule is per wrk thread; the flood runs one.

@@ -78,6 +78,14 @@ export interface Target {
   flood?: Flood;
 }
 
+/** `key` as an API key to `base` (a gateway, a copy of one, a balancer), on the bench's path. */
+export const apkTarget = (name: string, base: string, key: string): Target => ({
+  name,
+  url: `${base}${BENCH_PATH}`,
+  headers: { Host: 'localhost', Authorization: `apk ${key}` },
+  authenticatedByA: false,
+});
+
 /** The targets of one group of rows: a gateway, its auth-off baseline, the same path. */
 export interface TargetSet {
   baseline: Target;

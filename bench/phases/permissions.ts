@@ -1,9 +1,6 @@
-import { BENCH_PATH } from '../stack/engine-session.js';
-import { MAX_RATE } from '../wrk/lua.js';
-import { errorCount } from '../wrk/run.js';
-import { type Aggregate, aggregate } from './aggregate.js';
+import { type Aggregate, alternate } from './aggregate.js';
 import { benchClient } from './bench-client.js';
-import { type MeasuredRun, measure, type PhaseContext, type Target } from './context.js';
+import { apkTarget, type PhaseContext } from './context.js';
 
 export interface PermissionsResult {
   /** The same client on gateway B with 10 rules (the last one allowing the call), and none. */
@@ -37,45 +34,13 @@ export const TEN_RULES = [
 export async function measurePermissions(ctx: PhaseContext): Promise<PermissionsResult> {
   const { b } = ctx.stack;
   const client = await benchClient(ctx, 'bench-permissions');
-  const setRules = (rules: typeof TEN_RULES | null) => client.put({ permissions: rules });
-  const target = (name: string): Target => ({
-    name,
-    url: `${b.url}${BENCH_PATH}`,
-    headers: { Host: 'localhost', Authorization: `apk ${client.token}` },
-    authenticatedByA: false,
-  });
-  const restrictedTarget = target('fast 10 rules');
-  const unrestrictedTarget = target('fast no rules');
-  const runs = { restricted: [] as MeasuredRun[], unrestricted: [] as MeasuredRun[] };
-  const one = async (restricted: boolean, seconds: number) => {
-    await setRules(restricted ? TEN_RULES : null);
-    const run = await measure(
-      ctx,
-      restricted ? restrictedTarget : unrestrictedTarget,
-      seconds,
-      MAX_RATE,
-    );
-    const errors = errorCount(run);
-    if (errors > 0) throw new Error(`${errors} errors (a rule refused the bench's call?)`);
-    ctx.say(
-      `  ${restricted ? '10 rules' : 'no rules'} ${Math.round(run.rps)} req/s, p99 ${run.p99.toFixed(2)} ms`,
-    );
-    return run;
-  };
-  if (!ctx.options.quick) {
-    await one(true, ctx.options.warmupSeconds);
-    await one(false, ctx.options.warmupSeconds);
-  }
-  for (let round = 0; round < ctx.options.rounds; round += 1) {
-    for (const restricted of round % 2 === 0 ? [true, false] : [false, true]) {
-      (restricted ? runs.restricted : runs.unrestricted).push(
-        await one(restricted, ctx.options.seconds),
-      );
-    }
-  }
-  await setRules(null);
-  return {
-    restricted: aggregate(restrictedTarget.name, runs.restricted),
-    unrestricted: aggregate(unrestrictedTarget.name, runs.unrestricted),
-  };
+  const target = (name: string) => apkTarget(name, b.url, client.token);
+  const ten = target('fast 10 rules');
+  const [restricted, unrestricted] = await alternate(ctx, [ten, target('fast no rules')], (t) =>
+    client.put({ permissions: t === ten ? TEN_RULES : null }),
+  );
+  await client.put({ permissions: null });
+  const errors = restricted.errors + unrestricted.errors;
+  if (errors > 0) throw new Error(`${errors} errors (a rule refused the bench's call?)`);
+  return { restricted, unrestricted };
 }

@@ -1,4 +1,4 @@
-import { ensureConfigDir, loadSettings } from '../../generator/index.js';
+import { ensureConfigDir, loadSettings, type RawSettings } from '../../generator/index.js';
 import { gatewayHome } from '../../native/home.js';
 
 /**
@@ -17,14 +17,27 @@ export async function renderGatewayConfig(
   env: Record<string, string>,
   appUpstream: string,
 ): Promise<void> {
+  await ensureConfigDir(
+    gatewayHome(homeDir).config,
+    await gatewaySettings(homeDir, env, appUpstream),
+  );
+}
+
+/** The settings renderGatewayConfig renders, with `more` over them (the tracing copy's). */
+export function gatewaySettings(
+  homeDir: string,
+  env: Record<string, string>,
+  appUpstream: string,
+  more: RawSettings = {},
+) {
   const home = gatewayHome(homeDir);
-  const settings = await loadSettings({
+  return loadSettings({
     env,
     overrides: {
       config_dir: home.config,
       upstreams: { app: appUpstream, sidecar: `unix:${home.sidecarSocket}` },
       auth_cache: { control_socket: home.controlSocket },
+      ...more,
     },
   });
-  await ensureConfigDir(home.config, settings);
 }

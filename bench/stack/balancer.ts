@@ -7,11 +7,11 @@ import type { BenchGateway } from './gateway.js';
 import { spawnServer } from './nginx-process.js';
 
 /**
- * HAProxy (Debian 12's 2.6, run natively) in front of one gateway, as docker/balancer/haproxy.cfg
+ * HAProxy (Debian 12's 2.6, run natively) in front of one gateway or several, as docker/balancer/haproxy.cfg
  * puts it in front of the replicas' pairs: HTTP mode, TLS ended at the balancer with the
  * gateway's own certificate and made again to the gateway, `option forwardfor`. One thread:
  * on two cores a second would only take CPU from the nginx being measured. No health check
- * (one server, always there) and no log per request.
+ * (servers always there) and no log per request.
  */
 export interface Balancer {
   url: string;
@@ -19,8 +19,8 @@ export interface Balancer {
   stop(): Promise<void>;
 }
 
-/** Pure: the configuration for a balancer on `port` in front of `backendPort` on loopback. */
-export function balancerConfig(port: number, backendPort: number, certFile: string): string {
+/** Pure: the configuration for a balancer on `port` in front of `backendPorts` on loopback. */
+export function balancerConfig(port: number, backendPorts: number[], certFile: string): string {
   return [
     'global',
     '    maxconn 4000',
@@ -42,15 +42,22 @@ export function balancerConfig(port: number, backendPort: number, certFile: stri
     '    option forwardfor',
     '    default_backend gateway',
     'backend gateway',
-    `    server gateway 127.0.0.1:${backendPort} ssl verify none sni str(localhost) maxconn 1000`,
+    // Round robin (HAProxy's default) over several, as docker/balancer/haproxy.cfg over pairs.
+    ...backendPorts.map(
+      (p, i) =>
+        `    server gateway${i || ''} 127.0.0.1:${p} ssl verify none sni str(localhost) maxconn 1000`,
+    ),
     '',
   ].join('\n');
 }
 
-/** Starts HAProxy (installed with apt-get when missing, as wrk is) in front of `gateway`. */
+/**
+ * Starts HAProxy (installed with apt-get when missing, as wrk is) in front of `gateways`,
+ * with the first one's certificate.
+ */
 export async function startBalancer(
   dir: string,
-  gateway: BenchGateway,
+  gateways: BenchGateway[],
   say: (line: string) => void,
 ): Promise<Balancer> {
   const haproxy = await ensureCommand('haproxy', 'haproxy', say);
@@ -58,7 +65,11 @@ export async function startBalancer(
   const cfg = join(dir, 'haproxy.cfg');
   await writeFile(
     cfg,
-    balancerConfig(port, gateway.port, join(gateway.configDir, 'nginx/ssl/nginx.crt')),
+    balancerConfig(
+      port,
+      gateways.map((g) => g.port),
+      join(gateways[0]!.configDir, 'nginx/ssl/nginx.crt'),
+    ),
   );
   // Its own session, like the bench's other servers; SIGUSR1: a soft stop (connections finish).
   const child = spawnServer(haproxy, ['-db', '-f', cfg], 'SIGUSR1');

@@ -85,6 +85,26 @@ export function deriveCacheOffConf(
   return { text: lines.join('\n'), changes };
 }
 
+/**
+ * A copy for the rows that compare two renders of the gateway's own settings (tracing on and
+ * off): with `rendered`, the same settings rendered again with one thing more, after checking
+ * that their render without it (`same`) is the gateway's file byte for byte, so the copy
+ * differs from the gateway by what the settings changed and nothing else; without, the
+ * gateway's file as it is. Either way only the listeners move.
+ */
+export function deriveRendered(rendered?: { same: string; changed: string }) {
+  return (gatewayConf: string, ports: Map<number, number>, runtimeDir: string): DerivedConf => {
+    if (rendered && rendered.same !== gatewayConf) {
+      throw new Error("the gateway's settings, rendered again, do not give its default.conf");
+    }
+    const moved = moveListeners(rendered?.changed ?? gatewayConf, ports, runtimeDir);
+    if (!rendered) return moved;
+    const before = new Set(gatewayConf.split('\n'));
+    const added = rendered.changed.split('\n').filter((l) => l.trim() !== '' && !before.has(l));
+    return { text: moved.text, changes: [...moved.changes, ...added.map((l) => `+ ${l.trim()}`)] };
+  };
+}
+
 /** Every port a `listen` directive names, in order. */
 export function listenPorts(conf: string): number[] {
   return readServerConf(conf).listenPorts;

@@ -8,6 +8,7 @@ import {
   type DerivedConf,
   deriveBaselineConf,
   deriveCacheOffConf,
+  deriveRendered,
   listenPorts,
 } from './baseline-conf.js';
 import { spawnNginx } from './nginx-process.js';
@@ -31,6 +32,19 @@ export function startBaseline(dir: string, gatewayConfigDir: string): Promise<Ba
 /** The gateway's configuration with its decision cache off (see deriveCacheOffConf). */
 export function startCacheOff(dir: string, gatewayConfigDir: string): Promise<Baseline> {
   return startDerived(dir, gatewayConfigDir, deriveCacheOffConf, 'cache-off nginx');
+}
+
+/**
+ * The gateway's configuration as it is, or (`rendered`) its settings rendered again with one
+ * thing more (see deriveRendered): the two sides of a row that compares renders.
+ */
+export function startRendered(
+  dir: string,
+  gatewayConfigDir: string,
+  what: string,
+  rendered?: { same: string; changed: string },
+): Promise<Baseline> {
+  return startDerived(dir, gatewayConfigDir, deriveRendered(rendered), what);
 }
 
 type Derive = (conf: string, ports: Map<number, number>, runtimeDir: string) => DerivedConf;

@@ -1,11 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { RawSettings } from '../../generator/index.js';
 import { freePort } from '../../native/ports.js';
 import { lastLines } from '../../test/support/log-lines.js';
 import type { Cleanup } from '../cleanup.js';
 import type { ProcessRoots } from '../cpu-split.js';
 import { Client } from '../load/client.js';
-import { renderGatewayConfig } from './app-upstream.js';
+import { gatewaySettings, renderGatewayConfig } from './app-upstream.js';
 import { type Baseline, startBaseline, startCacheOff } from './baseline.js';
 import { BENCH_PATH } from './engine-session.js';
 import type { BenchGateway } from './gateway.js';
@@ -36,12 +37,27 @@ export async function startFastUpstream(
   const responder = await startStaticUpstream(join(dir, 'static'));
   cleanup.add('static upstream nginx', responder.stop);
   const port = await freePort();
-  await renderGatewayConfig(
-    homeB,
-    { ...env, GATEWAY_FQDN: 'localhost', GATEWAY_HTTPS_PORT: `${port}` },
-    responder.upstream,
-  );
+  await renderGatewayConfig(homeB, envOfB(env, port), responder.upstream);
   return { responder, port };
+}
+
+const envOfB = (env: Record<string, string>, port: number) => ({
+  ...env,
+  GATEWAY_FQDN: 'localhost',
+  GATEWAY_HTTPS_PORT: `${port}`,
+});
+
+/** B's settings as startFastUpstream rendered them, with `more` over them (the tracing row's). */
+export function settingsOfB(
+  s: { b: BenchGateway; oidc: { gatewayEnv: Record<string, string> }; fast: FastStack },
+  more: RawSettings = {},
+) {
+  return gatewaySettings(
+    s.b.home,
+    envOfB(s.oidc.gatewayEnv, s.b.port),
+    s.fast.responder.upstream,
+    more,
+  );
 }
 
 /** Once B runs: the two nginx derived from B's configuration. */

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'vitest';
 import {
   deriveBaselineConf,
   deriveCacheOffConf,
+  deriveRendered,
   listenPorts,
 } from '../../bench/stack/baseline-conf.js';
 import { LAYOUT, parseSettings, renderConfigFiles } from '../../generator/index.js';
@@ -114,5 +115,47 @@ describe('deriveCacheOffConf', () => {
     expect(() => deriveCacheOffConf('server {\n    listen 9443;\n}', ports, RUN)).toThrow(
       /auth_cache_max_age_ms/,
     );
+  });
+});
+
+describe('deriveRendered', () => {
+  const traced = renderConfigFiles(
+    parseSettings({
+      fqdn: 'localhost',
+      https_port: 9443,
+      http_redirect_port: 9080,
+      config_dir: `${HOME}/config`,
+      upstreams: { app: `unix:${HOME}/run/app.sock`, sidecar: `unix:${HOME}/run/sidecar.sock` },
+      auth_cache: { control_socket: CONTROL },
+      tracing: { enabled: true, otlp_endpoint: 'http://127.0.0.1:4318/v1/traces' },
+    }),
+  ).find((f) => f.path === LAYOUT.defaultConf)!.content;
+
+  test("without a render, the copy is the gateway's file with only its listeners moved", () => {
+    const copy = deriveRendered()(gatewayConf, ports, RUN);
+    const { added } = diff(gatewayConf, copy.text);
+    expect(added.every((l) => l.includes('20443') || l.includes('20080') || l.includes(RUN))).toBe(
+      true,
+    );
+    expect(copy.changes).toHaveLength(added.length);
+  });
+
+  test('with one, the copy is the other render, and its changes list every line it adds', () => {
+    const copy = deriveRendered({ same: gatewayConf, changed: traced })(gatewayConf, ports, RUN);
+    expect(copy.text).toContain('access_log syslog:server=127.0.0.1:4319');
+    expect(copy.text).toContain('listen 20443 ssl http2;');
+    const added = copy.changes.filter((c) => c.startsWith('+ '));
+    expect(added.length).toBeGreaterThan(10);
+    expect(added).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^\+ log_format gateway_span escape=json /),
+        expect.stringMatching(/^\+ access_log syslog:server=127\.0\.0\.1:4319,/),
+      ]),
+    );
+  });
+
+  test("refuses when the settings rendered again are not the gateway's file", () => {
+    const drifted = { same: `${gatewayConf}\n# edited`, changed: traced };
+    expect(() => deriveRendered(drifted)(gatewayConf, ports, RUN)).toThrow(/do not give/);
   });
 });

@@ -65,7 +65,7 @@ test('npm run bench --quick produces every figure as JSON and cleans up', async 
     execFile(
       process.execPath,
       [MAIN, '--quick', '--out', out!],
-      { timeout: 240_000, maxBuffer: 16 * 1024 * 1024 },
+      { timeout: 290_000, maxBuffer: 16 * 1024 * 1024 },
       (err, stdout, stderr) =>
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
@@ -119,4 +119,4 @@ test('npm run bench --quick produces every figure as JSON and cleans up', async 
   const temp = /temporary files in (\S+)\)/.exec(stdout)?.[1];
   expect(temp).toBeDefined();
   expect(existsSync(temp!)).toBe(false);
-}, 280_000);
+}, 330_000);

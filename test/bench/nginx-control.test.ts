@@ -77,10 +77,20 @@ describe('what the bench reads of nginx', () => {
   });
 
   test("the balancer ends TLS with the gateway's certificate and makes it again to the gateway", () => {
-    const cfg = balancerConfig(8443, 9443, '/tmp/g/config/nginx/ssl/nginx.crt');
+    const cfg = balancerConfig(8443, [9443], '/tmp/g/config/nginx/ssl/nginx.crt');
     expect(cfg).toContain('bind 127.0.0.1:8443 ssl crt /tmp/g/config/nginx/ssl/nginx.crt');
     expect(cfg).toContain('server gateway 127.0.0.1:9443 ssl verify none sni str(localhost)');
     expect(cfg).toContain('option forwardfor');
     expect(cfg).toContain('nbthread 1');
+  });
+
+  test('in front of several gateways, the balancer names each once', () => {
+    const cfg = balancerConfig(8443, [9443, 9444, 9445], '/tmp/g/config/nginx/ssl/nginx.crt');
+    const servers = cfg.split('\n').filter((l) => l.trim().startsWith('server '));
+    expect(servers.map((l) => l.trim().split(' ').slice(1, 3))).toEqual([
+      ['gateway', '127.0.0.1:9443'],
+      ['gateway1', '127.0.0.1:9444'],
+      ['gateway2', '127.0.0.1:9445'],
+    ]);
   });
 });

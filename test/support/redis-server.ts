@@ -9,6 +9,8 @@ export interface RunningRedis {
   stop(): Promise<void>;
   /** Starts it again on the same port, empty. */
   start(): Promise<void>;
+  /** The running server's process id (the bench accounts for its CPU). */
+  pid(): number | undefined;
 }
 
 function ping(port: number): Promise<boolean> {
@@ -48,5 +50,11 @@ export async function startRedis(): Promise<RunningRedis> {
     });
   };
   await start();
-  return { url: `redis://127.0.0.1:${port}`, port, stop, start };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    stop,
+    start,
+    pid: () => (child as ChildProcess | null)?.pid,
+  };
 }
