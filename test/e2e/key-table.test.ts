@@ -408,8 +408,17 @@ describe('one pair with its own PostgreSQL', () => {
   }, 180_000);
 
   test('PostgreSQL down for longer than three decision lives: known keys pass, a deleted one stays refused, a never-seen one gets 503 JSON', async () => {
+    const position = async () =>
+      sample(await metricsText(metricsUrl(s)), 'gateway_key_table_position') ?? 0;
+    const created = await position();
     const deleted = await newKey(s);
+    await until(async () => (await position()) > created, 30_000, 'the creation in the key table');
+    const before = await position();
     await remove(s, deleted.id);
+    // The deletion in nginx's key table first (its change applied by the replica): stopped
+    // before that, the id is merely absent, and an absent id is nobody's only while the feed is
+    // live, so it would be 503 (asked, nobody to answer) instead of 401 once that lapses.
+    await until(async () => (await position()) > before, 30_000, 'the deletion in the key table');
     await s.stopService('database');
     const started = Date.now();
     // auth_cache.max_age_ms is 30 s: 100 s is more than three lives of a learnt decision.
