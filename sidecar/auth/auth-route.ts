@@ -144,7 +144,7 @@ export function createAuthDecider(
     // The memo and the spread give the same headers for a known key without an end: only the
     // end's check can be told apart (a key with expires_at carries its valid-until).
     const memo = decision.validUntil === undefined ? knownKeyRecord(decision) : null;
-    const headers = memo ? keyAllowedHeaders(memo) : allowedHeaders(decision);
+    const headers = memo ? keyAllowedHeaders(memo, decision) : allowedHeaders(decision);
     report(decision.method, 'allowed', 204, decision.identity.clientId);
     return { status: 204, headers, body: '' };
   };
@@ -180,15 +180,11 @@ function knownKeyRecord(decision: Allowed): KnownRecord | null {
 }
 const allowedOfRecord = new WeakMap<KnownRecord, Readonly<Record<string, string>>>();
 
-function keyAllowedHeaders(record: KnownRecord): Record<string, string> {
+function keyAllowedHeaders(record: KnownRecord, decision: Allowed): Record<string, string> {
   let headers = allowedOfRecord.get(record);
   // Stryker disable next-line ConditionalExpression: equivalent (made again, the same headers)
   if (!headers) {
-    headers = Object.freeze({
-      ...keyRecordHeaders(record),
-      ...identityHeaders(record.identity, 'apk'),
-      'Cache-Control': 'no-store',
-    });
+    headers = Object.freeze(allowedHeaders(decision));
     allowedOfRecord.set(record, headers);
   }
   return headers as Record<string, string>;

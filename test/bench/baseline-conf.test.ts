@@ -11,16 +11,19 @@ import { LAYOUT, parseSettings, renderConfigFiles } from '../../generator/index.
 // from that file on disk), with the plain-HTTP redirect on so a second listen port is covered.
 const HOME = '/tmp/gw-bench-x/a';
 const CONTROL = `${HOME}/run/nginx-control.sock`;
-const gatewayConf = renderConfigFiles(
-  parseSettings({
-    fqdn: 'localhost',
-    https_port: 9443,
-    http_redirect_port: 9080,
-    config_dir: `${HOME}/config`,
-    upstreams: { app: `unix:${HOME}/run/app.sock`, sidecar: `unix:${HOME}/run/sidecar.sock` },
-    auth_cache: { control_socket: CONTROL },
-  }),
-).find((f) => f.path === LAYOUT.defaultConf)!.content;
+const renderedConf = (extra: Record<string, unknown> = {}) =>
+  renderConfigFiles(
+    parseSettings({
+      fqdn: 'localhost',
+      https_port: 9443,
+      http_redirect_port: 9080,
+      config_dir: `${HOME}/config`,
+      upstreams: { app: `unix:${HOME}/run/app.sock`, sidecar: `unix:${HOME}/run/sidecar.sock` },
+      auth_cache: { control_socket: CONTROL },
+      ...extra,
+    }),
+  ).find((f) => f.path === LAYOUT.defaultConf)!.content;
+const gatewayConf = renderedConf();
 
 const RUN = '/tmp/gw-bench-x/baseline/run';
 const ports = new Map([
@@ -119,17 +122,9 @@ describe('deriveCacheOffConf', () => {
 });
 
 describe('deriveRendered', () => {
-  const traced = renderConfigFiles(
-    parseSettings({
-      fqdn: 'localhost',
-      https_port: 9443,
-      http_redirect_port: 9080,
-      config_dir: `${HOME}/config`,
-      upstreams: { app: `unix:${HOME}/run/app.sock`, sidecar: `unix:${HOME}/run/sidecar.sock` },
-      auth_cache: { control_socket: CONTROL },
-      tracing: { enabled: true, otlp_endpoint: 'http://127.0.0.1:4318/v1/traces' },
-    }),
-  ).find((f) => f.path === LAYOUT.defaultConf)!.content;
+  const traced = renderedConf({
+    tracing: { enabled: true, otlp_endpoint: 'http://127.0.0.1:4318/v1/traces' },
+  });
 
   test("without a render, the copy is the gateway's file with only its listeners moved", () => {
     const copy = deriveRendered()(gatewayConf, ports, RUN);

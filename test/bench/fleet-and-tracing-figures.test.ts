@@ -1,19 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import type { Aggregate } from '../../bench/phases/aggregate.js';
 import type { GlobalLimitsResult, Hammered } from '../../bench/phases/global-limits.js';
 import type { TracingResult } from '../../bench/phases/tracing.js';
 import { globalLimitFigures, tracingFigure } from '../../bench/report/figures.js';
-
-const aggregate = (rps: number, errors = 0): Aggregate => ({
-  target: 't',
-  rps,
-  p50: 1,
-  p99: 5,
-  requests: rps * 16,
-  errors,
-  cpu: null,
-  runs: [],
-});
+import { aggregate } from './support/aggregate.js';
 
 const hammered = (store: 'redis' | 'local', statuses: Record<string, number>): Hammered => ({
   store,

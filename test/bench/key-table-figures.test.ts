@@ -1,5 +1,4 @@
 import { describe, expect, test } from 'vitest';
-import type { Aggregate } from '../../bench/phases/aggregate.js';
 import type { BalancerFloodResult } from '../../bench/phases/balancer-flood.js';
 import type { FirstRequestResult } from '../../bench/phases/first-request.js';
 import type { FloodSummary } from '../../bench/phases/flood.js';
@@ -10,6 +9,7 @@ import {
   distinctKeysFigures,
   powerOfTen,
 } from '../../bench/report/figures.js';
+import { aggregate } from './support/aggregate.js';
 
 const cpu = { nginx: 0.5, other: 0.05, idle: 1 };
 
@@ -23,17 +23,6 @@ const created = (fresh: number, seen: number, counters: Record<string, number> |
     counters,
     created: [],
   }) satisfies FirstRequestResult;
-
-const aggregate = (rps: number, errors = 0): Aggregate => ({
-  target: 't',
-  rps,
-  p50: 1,
-  p99: 5,
-  requests: rps * 16,
-  errors,
-  cpu: null,
-  runs: [],
-});
 
 const flood = (rps: number, statuses: Record<string, number>): FloodSummary => ({
   runs: 4,
