@@ -17,14 +17,13 @@ export async function startTracing(
   log: Logger,
   nginxSpans: { host: string; port: number } | null = null,
 ): Promise<RunningTracing> {
-  const [{ context, trace }, sdk, { OTLPTraceExporter }, { resourceFromAttributes }, hooks, spans] =
+  const [{ context, trace }, sdk, { OTLPTraceExporter }, { resourceFromAttributes }, hooks] =
     await Promise.all([
       import('@opentelemetry/api'),
       import('@opentelemetry/sdk-trace-base'),
       import('@opentelemetry/exporter-trace-otlp-proto'),
       import('@opentelemetry/resources'),
       import('@opentelemetry/context-async-hooks'),
-      import('./nginx-spans.js'),
     ]);
   const contextManager = new hooks.AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
@@ -46,21 +45,33 @@ export async function startTracing(
   trace.setGlobalTracerProvider(provider);
   tracingStarted();
   log.info('tracing: exporting spans over OTLP/HTTP', { endpoint });
-  // nginx's spans are the gateway's service: a resource of their own, exported in the same batches.
-  const socket = nginxSpans
-    ? await spans.listenForNginxSpans(
-        nginxSpans,
-        processor,
-        resourceFromAttributes({ 'service.name': 'gateway' }),
-        log,
-      )
-    : null;
+  // nginx's spans are the gateway's service, in batches of their own to the same endpoint.
+  const nginx = nginxSpans ? await receiveNginxSpans(endpoint, nginxSpans, log) : null;
   return {
     async shutdown() {
-      socket?.close();
+      await nginx?.shutdown();
       await provider.shutdown();
       trace.disable();
       context.disable();
+    },
+  };
+}
+
+async function receiveNginxSpans(
+  endpoint: string,
+  listen: { host: string; port: number },
+  log: Logger,
+): Promise<RunningTracing> {
+  const [{ exportNginxSpans }, { listenForNginxSpans }] = await Promise.all([
+    import('./nginx-span-export.js'),
+    import('./nginx-spans.js'),
+  ]);
+  const spans = exportNginxSpans(endpoint, log);
+  const socket = await listenForNginxSpans(listen, spans, log);
+  return {
+    async shutdown() {
+      socket.close();
+      await spans.shutdown();
     },
   };
 }

@@ -1,0 +1,79 @@
+import type { ExportResult } from '@opentelemetry/core';
+import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
+import {
+  convertLegacyHttpOptions,
+  createOtlpHttpExportDelegate,
+} from '@opentelemetry/otlp-exporter-base/node-http';
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import type { Logger } from '../log.js';
+import { encodeNginxSpans } from './nginx-span-otlp.js';
+import type { NginxSpanRecord } from './nginx-span-record.js';
+
+/** Records sent a request; the SDK's batch processor's default (maxExportBatchSize). */
+export const BATCH = 512;
+/** A partial batch waits at most this long. */
+const FLUSH_MS = 1000;
+
+export interface NginxSpanExport {
+  add(record: NginxSpanRecord): void;
+  /** Sends what is held, then closes the exporter. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * nginx's span records to the collector: batched here, encoded by encodeNginxSpans, sent by the
+ * SDK's own OTLP/HTTP export delegate (its transport, retries, timeout, concurrency limit and
+ * response handling) with that encoder as its serializer. The sidecar's own spans keep the
+ * SDK's batch processor and exporter; both go to the same endpoint. Nothing is queued here
+ * beyond one batch: a collector that is slow is the delegate's concern (its concurrent-export
+ * limit refuses a batch, which is logged and lost, as the SDK's processor loses its own).
+ */
+export function exportNginxSpans(endpoint: string, log: Logger): NginxSpanExport {
+  const exporter = new OTLPExporterBase<NginxSpanRecord[]>(
+    createOtlpHttpExportDelegate(
+      convertLegacyHttpOptions({ url: endpoint }, 'TRACES', 'v1/traces', {
+        'Content-Type': 'application/x-protobuf',
+      }),
+      {
+        serializeRequest: encodeNginxSpans,
+        deserializeResponse: (data) => ProtobufTraceSerializer.deserializeResponse(data),
+      },
+    ),
+  );
+  const held: NginxSpanRecord[] = [];
+  let inFlight: Array<Promise<void>> = [];
+  let timer: NodeJS.Timeout | undefined;
+  const send = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (held.length === 0) return;
+    const batch = held.splice(0, BATCH);
+    const sent = new Promise<void>((resolve) =>
+      exporter.export(batch, (result: ExportResult) => {
+        // The delegate refused or the collector failed: the batch is lost (as the SDK's).
+        if (result.code !== 0)
+          log.warn('tracing: nginx spans not exported', {
+            spans: batch.length,
+            error: result.error?.message,
+          });
+        resolve();
+      }),
+    );
+    inFlight.push(sent);
+    void sent.then(() => {
+      inFlight = inFlight.filter((p) => p !== sent);
+    });
+  };
+  return {
+    add(record) {
+      held.push(record);
+      if (held.length >= BATCH) send();
+      else if (timer === undefined) timer = setTimeout(send, FLUSH_MS).unref();
+    },
+    async shutdown() {
+      while (held.length > 0) send();
+      await Promise.all(inFlight);
+      await exporter.shutdown();
+    },
+  };
+}
