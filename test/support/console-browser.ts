@@ -29,6 +29,8 @@ export interface ConsoleBrowser {
   requests: SeenRequest[];
   /** Every console message and page error, to explain a failure (and to catch CSP reports). */
   consoleLog: string[];
+  /** Requests that got no answer: `<url> <chromium's error>` (ERR_NETWORK_CHANGED, ...). */
+  failed: string[];
   /**
    * The next `times` requests whose URL ends with `suffix` fail as a network failure in the
    * browser (no answer reaches the page), as chromium's ERR_NETWORK_CHANGED does.
@@ -66,6 +68,7 @@ export async function openConsoleBrowser(names: string[] = []): Promise<ConsoleB
   await page.setViewport({ width: 1200, height: 800 });
   const requests: SeenRequest[] = [];
   const consoleLog: string[] = [];
+  const failed: string[] = [];
   const failures: { suffix: string; left: number }[] = [];
   await page.setRequestInterception(true);
   page.on('request', (request) => {
@@ -81,6 +84,9 @@ export async function openConsoleBrowser(names: string[] = []): Promise<ConsoleB
       void request.abort('internetdisconnected');
     } else void request.continue();
   });
+  page.on('requestfailed', (request) =>
+    failed.push(`${request.url()} ${request.failure()?.errorText ?? 'failed'}`),
+  );
   page.on('console', (message) => consoleLog.push(`${message.type()}: ${message.text()}`));
   page.on('pageerror', (error) => consoleLog.push(`pageerror: ${String(error)}`));
   page.on('dialog', (dialog) => {
@@ -93,6 +99,7 @@ export async function openConsoleBrowser(names: string[] = []): Promise<ConsoleB
     page,
     requests,
     consoleLog,
+    failed,
     failNext(suffix, times) {
       failures.push({ suffix, left: times });
     },

@@ -120,10 +120,33 @@ export function consoleSteps(run: ConsoleRun) {
     return key;
   };
 
+  /**
+   * The OpenID Connect button, rendered once the console has read config.json (which may come
+   * after network idle). Chromium drops a page's requests with ERR_NETWORK_CHANGED when the
+   * container engine changes the host's interfaces (as after a stack restart): then, as open()
+   * does for the navigation, the page is loaded again, once. Any other miss fails with what the
+   * page showed and which requests got no answer.
+   */
+  const offeredOidc = async (page: Page) => {
+    const button = () => page.waitForSelector('#oidc-sign-in', { timeout: 15_000 });
+    try {
+      await button();
+    } catch (err) {
+      const failed = run.browser?.failed ?? [];
+      if (!failed.some((line) => line.includes('ERR_NETWORK_CHANGED'))) {
+        const shown = await page.evaluate(() => document.body.textContent ?? '').catch(() => '');
+        throw new Error(
+          `no OpenID Connect sign-in offered: ${String(err)}\npage: ${shown.slice(0, 500)}\nunanswered: ${failed.join('; ')}\nconsole: ${(run.browser?.consoleLog ?? []).join('; ')}`,
+        );
+      }
+      failed.length = 0;
+      await page.reload({ waitUntil: 'networkidle0' });
+      await button();
+    }
+  };
   /** Through the provider's own pages: login (any password), consent, back to the console. */
   const signInWithProvider = async (page: Page, screenshot = false) => {
-    // Rendered once the console has read config.json, which may come after network idle.
-    await page.waitForSelector('#oidc-sign-in');
+    await offeredOidc(page);
     await page.click('#oidc-sign-in');
     await page.waitForSelector('input[name="login"]');
     if (screenshot) await shot('oidc-provider-login');
