@@ -9,6 +9,7 @@ import {
   MAX_REQUEST_HEADERS,
   NGINX_MODULE,
   NGINX_NAMES,
+  NGINX_SPAN_RECORD,
   PERMISSIONS_TEXT,
   RATE_LIMIT_HEADERS,
   RATE_LIMIT_STORE,
@@ -133,6 +134,9 @@ export function renderCContract(): string {
     `#define GW_RATE_LIMIT_POLICY_HEADER ${cString(RATE_LIMIT_HEADERS.policy)}`,
     `#define GW_RATE_LIMIT_STATE_HEADER ${cString(RATE_LIMIT_HEADERS.state)}`,
     `#define GW_RATE_LIMIT_POLICY_NAME ${cString(RATE_LIMIT_HEADERS.policyName)}`,
+    `#define GW_SPAN_LOG_DIRECTIVE ${cString(NGINX_SPAN_RECORD.directive)}`,
+    `#define GW_SPAN_LOG_BATCH_BYTES ${NGINX_SPAN_RECORD.batchBytes}`,
+    `#define GW_SPAN_LOG_FLUSH_MS ${NGINX_SPAN_RECORD.flushMs}`,
     `#define GW_ALLOWED_METHODS (${methods.join(' | ')})`,
     // A rule's method bits (PERMISSIONS_TEXT): bit i is this list's method i.
     `#define GW_PERMISSION_METHODS { ${Object.entries(PERMISSIONS_TEXT.methodBits)

@@ -127,8 +127,11 @@ export interface TracingModel {
   /** null: no new trace is sampled. */
   samplePercent: string | null;
   variables: typeof TRACE_VARIABLES;
-  /** nginx's span records to the sidecar; null: no otlp_endpoint, nothing sent. */
-  spans: { format: string; target: string; tag: string } | null;
+  /**
+   * nginx's span records to the sidecar, batched by the module's `directive`; null: no
+   * otlp_endpoint, nothing sent.
+   */
+  spans: { directive: string; target: string; record: string } | null;
 }
 
 export interface RequestIdModel {
@@ -294,30 +297,31 @@ function tracingModel(settings: Settings): TracingModel | null {
       settings.tracing.otlp_endpoint === ''
         ? null
         : {
-            format: spanRecordFormat(),
+            directive: NGINX_SPAN_RECORD.directive,
             target: settings.tracing.nginx_spans_to,
-            tag: NGINX_SPAN_RECORD.tag,
+            record: spanRecord(),
           },
   };
 }
 
-/** The `log_format ... escape=json` of nginx's span record (NGINX_SPAN_RECORD), one JSON object. */
-function spanRecordFormat(): string {
-  const k = NGINX_SPAN_RECORD.keys;
-  const fields: Array<[string, string]> = [
-    [k.traceId, TRACE_VARIABLES.traceId],
-    [k.spanId, TRACE_VARIABLES.spanId],
-    [k.parentId, TRACE_VARIABLES.parentIn],
-    [k.end, '$msec'],
-    [k.duration, '$request_time'],
-    [k.method, '$request_method'],
-    // $uri: the normalised path, never the query (where a caller might put anything).
-    [k.path, '$uri'],
-    [k.status, '$status'],
-    [k.clientId, clientVariable('client_id')],
-    [k.authMethod, clientVariable('method')],
-  ];
-  return `'{${fields.map(([key, variable]) => `"${key}":"${variable}"`).join(',')}}'`;
+const SPAN_RECORD_VARIABLES: Record<(typeof NGINX_SPAN_RECORD.fields)[number], string> = {
+  traceId: TRACE_VARIABLES.traceId,
+  spanId: TRACE_VARIABLES.spanId,
+  parentId: TRACE_VARIABLES.parentIn,
+  end: '$msec',
+  duration: '$request_time',
+  method: '$request_method',
+  status: '$status',
+  authMethod: clientVariable('method'),
+  clientId: clientVariable('client_id'),
+  // $uri: the normalised path, never the query (where a caller might put anything). Last, as
+  // the one value that may hold a space.
+  path: '$uri',
+};
+
+/** nginx's span record (NGINX_SPAN_RECORD): its variables in the contract's order, quoted. */
+function spanRecord(): string {
+  return `"${NGINX_SPAN_RECORD.fields.map((field) => SPAN_RECORD_VARIABLES[field]).join(' ')}"`;
 }
 
 function clientVariable(role: 'client_id' | 'method'): string {

@@ -34,9 +34,9 @@ export const tracingSchema = z.strictObject({
     })
     .default(''),
   /**
-   * Where nginx sends its own spans' records (syslog over UDP, one datagram per sampled
-   * request) for the sidecar to export: the sidecar's TRACING_NGINX_SPANS_LISTEN. Used only
-   * with an otlp_endpoint.
+   * Where nginx sends its own spans' records (UDP, a datagram per batch of a worker's sampled
+   * requests, the module's gateway_span_log) for the sidecar to export: the sidecar's
+   * TRACING_NGINX_SPANS_LISTEN. Used only with an otlp_endpoint.
    */
   nginx_spans_to: z
     .string()

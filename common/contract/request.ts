@@ -40,26 +40,32 @@ export const TRACE_CONTEXT = {
 } as const;
 
 /**
- * nginx's record of its own span (docs/decisions/20261202-trace-context.md): for each sampled
- * request, one JSON object per syslog datagram (`tag` names it) sent to the sidecar, which
- * exports it as the gateway's span. Keys are short: the datagram is built on every sampled
- * request. Values are nginx's: ids in hex, `start` and `duration` in seconds (ms resolution),
- * the path without its query, the client id percent-encoded as nginx sends it to the app.
+ * nginx's record of its own span (docs/decisions/20261203-nginx-span-export.md): for each sampled
+ * request, the module's `gateway_span_log` (nginx-module/ngx_http_gateway_span_log_module.c)
+ * appends `<length>:<record>` to its worker's batch, and a batch of up to `batchBytes` goes to
+ * the sidecar as one UDP datagram when full, `flushMs` after its first record, and when the
+ * worker exits. A record is nginx's values in `fields` order, separated by one space: ids in hex
+ * (the parent empty when nginx started the trace), `end` and `duration` in seconds (ms
+ * resolution), the status, the client's auth method and id (percent-encoded as nginx sends it to
+ * the app, empty when nobody was authenticated), and last the path without its query, which is
+ * the one field that may hold a space.
  */
 export const NGINX_SPAN_RECORD = {
-  tag: 'gateway_span',
-  keys: {
-    traceId: 't',
-    spanId: 's',
-    parentId: 'p',
-    end: 'e',
-    duration: 'd',
-    method: 'm',
-    path: 'u',
-    status: 'c',
-    clientId: 'i',
-    authMethod: 'a',
-  },
+  directive: 'gateway_span_log',
+  fields: [
+    'traceId',
+    'spanId',
+    'parentId',
+    'end',
+    'duration',
+    'method',
+    'status',
+    'authMethod',
+    'clientId',
+    'path',
+  ],
+  batchBytes: 60_000,
+  flushMs: 100,
 } as const;
 
 /**

@@ -17,35 +17,65 @@ export interface NginxSpanRecord {
   authMethod: string | undefined;
 }
 
-const K = NGINX_SPAN_RECORD.keys;
+const FIELDS = NGINX_SPAN_RECORD.fields;
 const TRACE_ID = /^(?!0{32})[0-9a-f]{32}$/;
 const SPAN_ID = /^(?!0{16})[0-9a-f]{16}$/;
 const SECONDS = /^\d{1,12}\.\d{3}$/;
 const METHOD = /^[A-Z]{1,16}$/;
-const MARK = `${NGINX_SPAN_RECORD.tag}: `;
+const LENGTH = /^[1-9]\d{0,5}$/;
+const COLON = 0x3a;
+
+/** A datagram's records, and how many of its records could not be read. */
+export interface NginxSpanBatch {
+  records: NginxSpanRecord[];
+  unreadable: number;
+}
 
 /**
- * One syslog datagram from nginx (`<pri>timestamp tag: {json}`) as a record, or null for anything
- * else: a datagram from something that is not nginx, or cut, is dropped, never half-read.
+ * One datagram from nginx's `gateway_span_log` (common/contract/request.ts): records framed as
+ * `<length>:<record>`, back to back. A record that does not read is counted and skipped; a frame
+ * that does not read (not nginx's, or cut) ends the datagram, counted as one: nothing is half-read.
  */
-export function parseNginxSpanRecord(datagram: string): NginxSpanRecord | null {
-  const at = datagram.indexOf(MARK);
-  if (at < 0) return null;
-  let fields: Record<string, unknown>;
-  try {
-    fields = JSON.parse(datagram.slice(at + MARK.length));
-  } catch {
-    return null;
+export function parseNginxSpanBatch(datagram: Buffer): NginxSpanBatch {
+  const records: NginxSpanRecord[] = [];
+  let unreadable = 0;
+  let at = 0;
+  while (at < datagram.length) {
+    const colon = datagram.indexOf(COLON, at);
+    const length = colon < 0 ? '' : datagram.toString('latin1', at, colon);
+    const end = colon + 1 + Number(length);
+    if (!LENGTH.test(length) || end > datagram.length) {
+      unreadable++;
+      break;
+    }
+    const record = parseNginxSpanRecord(datagram.toString('utf8', colon + 1, end));
+    if (record) records.push(record);
+    else unreadable++;
+    at = end;
   }
-  if (typeof fields !== 'object' || fields === null) return null;
-  const text = (key: string) => (typeof fields[key] === 'string' ? (fields[key] as string) : '');
-  const [traceId, spanId, parentId] = [text(K.traceId), text(K.spanId), text(K.parentId)];
-  const [end, duration, method] = [text(K.end), text(K.duration), text(K.method)];
-  const status = Number(text(K.status));
+  return { records, unreadable };
+}
+
+/** One record: nginx's values in the contract's order, one space apart, the path last. */
+export function parseNginxSpanRecord(text: string): NginxSpanRecord | null {
+  const values: Record<string, string> = {};
+  let at = 0;
+  for (const field of FIELDS.slice(0, -1)) {
+    const space = text.indexOf(' ', at);
+    if (space < 0) return null;
+    values[field] = text.slice(at, space);
+    at = space + 1;
+  }
+  values[FIELDS[FIELDS.length - 1]!] = text.slice(at);
+  const { traceId, spanId, parentId, end, duration, method } = values as Record<
+    (typeof FIELDS)[number],
+    string
+  >;
+  const status = Number(values.status);
   if (!TRACE_ID.test(traceId) || !SPAN_ID.test(spanId)) return null;
   if (parentId !== '' && !SPAN_ID.test(parentId)) return null;
   if (!SECONDS.test(end) || !SECONDS.test(duration) || !METHOD.test(method)) return null;
-  if (!Number.isInteger(status) || status < 100 || status > 999) return null;
+  if (!/^[1-9]\d{2}$/.test(values.status!)) return null;
   const endMs = Math.round(Number(end) * 1000);
   return {
     traceId,
@@ -54,10 +84,10 @@ export function parseNginxSpanRecord(datagram: string): NginxSpanRecord | null {
     startMs: endMs - Math.round(Number(duration) * 1000),
     endMs,
     method,
-    path: text(K.path).slice(0, 2048),
+    path: values.path!.slice(0, 2048),
     status,
-    clientId: decoded(text(K.clientId)),
-    authMethod: text(K.authMethod) || undefined,
+    clientId: decoded(values.clientId!),
+    authMethod: values.authMethod || undefined,
   };
 }
 

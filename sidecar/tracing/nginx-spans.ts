@@ -1,7 +1,7 @@
 import { createSocket, type Socket } from 'node:dgram';
 import type { Logger } from '../log.js';
 import type { NginxSpanExport } from './nginx-span-export.js';
-import { parseNginxSpanRecord } from './nginx-span-record.js';
+import { parseNginxSpanBatch } from './nginx-span-record.js';
 
 /** `host:port` the sidecar listens on for nginx's span records (TRACING_NGINX_SPANS_LISTEN). */
 export function parseSpansListen(value: string): { host: string; port: number } {
@@ -18,8 +18,8 @@ export function parseSpansListen(value: string): { host: string; port: number } 
 const RECEIVE_BUFFER = 8 * 1024 * 1024;
 
 /**
- * Receives nginx's span records (one syslog datagram per sampled request) and hands each to
- * the export's batches (nginx-span-export.ts).
+ * Receives nginx's span records (a datagram per batch of a worker's sampled requests, from the
+ * module's gateway_span_log) and hands each to the export's batches (nginx-span-export.ts).
  */
 export async function listenForNginxSpans(
   listen: { host: string; port: number },
@@ -29,9 +29,13 @@ export async function listenForNginxSpans(
   const socket = createSocket(listen.host.includes(':') ? 'udp6' : 'udp4');
   let dropped = 0;
   socket.on('message', (message) => {
-    const record = parseNginxSpanRecord(message.toString('utf8'));
-    if (record) spans.add(record);
-    else if (++dropped % 1000 === 1)
+    const { records, unreadable } = parseNginxSpanBatch(message);
+    for (const record of records) spans.add(record);
+    if (unreadable === 0) return;
+    // The first and then one for every thousand: a stray sender must not fill the log.
+    const before = dropped;
+    dropped += unreadable;
+    if (before === 0 || Math.floor(before / 1000) < Math.floor(dropped / 1000))
       log.warn('tracing: unreadable span record(s) dropped', { dropped });
   });
   await new Promise<void>((resolve, reject) => {

@@ -137,14 +137,14 @@ describe('deriveRendered', () => {
 
   test('with one, the copy is the other render, and its changes list every line it adds', () => {
     const copy = deriveRendered({ same: gatewayConf, changed: traced })(gatewayConf, ports, RUN);
-    expect(copy.text).toContain('access_log syslog:server=127.0.0.1:4319');
+    expect(copy.text).toContain('gateway_span_log 127.0.0.1:4319 ');
     expect(copy.text).toContain('listen 20443 ssl http2;');
     const added = copy.changes.filter((c) => c.startsWith('+ '));
     expect(added.length).toBeGreaterThan(10);
     expect(added).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/^\+ log_format gateway_span escape=json /),
-        expect.stringMatching(/^\+ access_log syslog:server=127\.0\.0\.1:4319,/),
+        expect.stringMatching(/^\+ gateway_span_log 127\.0\.0\.1:4319 "\$gateway_trace_id /),
+        expect.stringMatching(/^\+ gateway_span_log off;$/),
       ]),
     );
   });

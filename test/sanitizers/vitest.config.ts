@@ -21,6 +21,8 @@ export default defineConfig({
       'test/e2e/hit-module-contract.test.ts',
       'test/e2e/hostile-requests.test.ts',
       'test/integration/generator/nginx-module-hits.test.ts',
+      // nginx's span records: the module's gateway_span_log (ngx_http_gateway_span_log_module.c).
+      'test/integration/generator/nginx-trace-context.test.ts',
     ],
     globalSetup: [
       'test/support/fresh-dist.ts',

@@ -1,7 +1,8 @@
 import { createSocket, type Socket } from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { parseNginxSpanRecord } from '../../../sidecar/tracing/nginx-span-record.js';
+import { parseNginxSpanBatch } from '../../../sidecar/tracing/nginx-span-record.js';
 import { http } from '../../support/http.js';
+import { controlRequest } from '../../support/nginx-control.js';
 import { type GatewayUnderTest, startGateway } from './support/gateway-harness.js';
 
 // settings' tracing through the real nginx (docs/decisions/20261202-trace-context.md): a trusted
@@ -189,19 +190,18 @@ describe('tracing off (the default)', () => {
 describe("nginx's own span records (an otlp_endpoint set)", () => {
   let gw: GatewayUnderTest;
   let socket: Socket;
-  const datagrams: string[] = [];
+  const datagrams: Buffer[] = [];
   beforeAll(async () => {
     socket = createSocket('udp4');
-    socket.on('message', (m) => datagrams.push(m.toString('utf8')));
+    socket.on('message', (m) => datagrams.push(m));
     await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
     gw = await startGateway({
-      // nginx's "access_log off" cancels every access log at its level, the records' too.
-      accessLog: true,
+      // The harness's access log is off: the records are the module's, not an access log's.
       settings: {
         request_id: { trusted_proxies: ['127.0.0.1/32'] },
         tracing: {
           enabled: true,
-          sample_ratio: 0,
+          sample_ratio: 1,
           otlp_endpoint: 'http://127.0.0.1:1/v1/traces',
           nginx_spans_to: `127.0.0.1:${socket.address().port}`,
         },
@@ -217,8 +217,8 @@ describe("nginx's own span records (an otlp_endpoint set)", () => {
   async function recordsOf(traceId: string, atLeast: number) {
     for (let attempt = 0; attempt < 100; attempt++) {
       const records = datagrams
-        .map((d) => parseNginxSpanRecord(d))
-        .filter((r) => r?.traceId === traceId);
+        .flatMap((d) => parseNginxSpanBatch(d).records)
+        .filter((r) => r.traceId === traceId);
       if (records.length >= atLeast) return records;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -265,6 +265,57 @@ describe("nginx's own span records (an otlp_endpoint set)", () => {
       connectTo: '127.0.0.1',
     });
     expect(await recordsOf(trace, 1)).toHaveLength(1);
-    expect(datagrams.join('\n')).not.toContain(secret);
+    expect(Buffer.concat(datagrams).toString('latin1')).not.toContain(secret);
+  });
+
+  test("the control server's requests (the sidecar's to nginx, nginx's to the sidecar) record no span: only callers' do", async () => {
+    const trace = `${TRACE.slice(0, -4)}0006`;
+    // What the sidecar asks nginx, and a miss, which the Lua access code asks the sidecar about.
+    expect((await controlRequest(gw, '/metrics')).status).toBe(200);
+    await get(gw, '127.0.0.1', { traceparent: `00-${trace}-${PARENT}-01` });
+    expect(await recordsOf(trace, 1)).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const paths = datagrams.flatMap((d) => parseNginxSpanBatch(d).records.map((r) => r.path));
+    expect(paths.length).toBeGreaterThan(0);
+    expect(paths.filter((path) => !path.startsWith('/data'))).toEqual([]);
+  });
+
+  test('a path with a space and a client id that needs encoding arrive whole', async () => {
+    const trace = `${TRACE.slice(0, -4)}0005`;
+    await http(`https://localhost:${gw.httpsPort}/data/a%20b?x=1`, {
+      headers: {
+        Authorization: `apk ${++n}.${'k'.repeat(43)}`,
+        traceparent: `00-${trace}-${PARENT}-01`,
+      },
+      tls: { ca: gw.ca, servername: 'localhost', localAddress: '127.0.0.1' },
+      connectTo: '127.0.0.1',
+    });
+    const [record] = await recordsOf(trace, 1);
+    expect(record?.path).toBe('/data/a b');
+  });
+
+  test("concurrent requests' records arrive batched, every one of them, none unreadable", async () => {
+    const before = datagrams.length;
+    const traces = Array.from(
+      { length: 40 },
+      (_, i) => `${TRACE.slice(0, -4)}1${String(i).padStart(3, '0')}`,
+    );
+    await Promise.all(
+      traces.map((trace) =>
+        http(`https://localhost:${gw.httpsPort}/data`, {
+          headers: {
+            Authorization: `apk 1.${'k'.repeat(43)}`,
+            traceparent: `00-${trace}-${PARENT}-01`,
+          },
+          tls: { ca: gw.ca, servername: 'localhost', localAddress: '127.0.0.1' },
+          connectTo: '127.0.0.1',
+        }),
+      ),
+    );
+    for (const trace of traces) expect(await recordsOf(trace, 1)).toHaveLength(1);
+    const batches = datagrams.slice(before).map((d) => parseNginxSpanBatch(d));
+    expect(batches.reduce((sum, b) => sum + b.unreadable, 0)).toBe(0);
+    // 40 requests' records in fewer datagrams than requests: a worker sends a batch, not a record.
+    expect(batches.length).toBeLessThan(traces.length);
   });
 });

@@ -147,7 +147,7 @@ describe('a management request', () => {
 });
 
 describe("nginx's span records", () => {
-  /** A datagram as nginx's syslog access log sends it (nginx-trace-context.test.ts reads real ones). */
+  /** A datagram as nginx's gateway_span_log sends it (nginx-trace-context.test.ts reads real ones). */
   async function send(text: string): Promise<void> {
     const socket = createSocket('udp4');
     await new Promise<void>((resolve, reject) =>
@@ -161,20 +161,19 @@ describe("nginx's span records", () => {
     const parent = 'c'.repeat(16);
     const end = Date.now() / 1000;
     await send('<190>not a record');
-    await send(
-      `<190>Dec  2 14:05:00 gateway_span: ${JSON.stringify({
-        t: nginx.traceId,
-        s: nginx.spanId,
-        p: parent,
-        e: end.toFixed(3),
-        d: '0.012',
-        m: 'GET',
-        u: '/data',
-        c: '200',
-        i: 'svc%20one',
-        a: 'apk',
-      })}`,
-    );
+    const record = [
+      nginx.traceId,
+      nginx.spanId,
+      parent,
+      end.toFixed(3),
+      '0.012',
+      'GET',
+      '200',
+      'apk',
+      'svc%20one',
+      '/data',
+    ].join(' ');
+    await send(`${Buffer.byteLength(record)}:${record}`);
     const spans = await receiver.waitFor((all) => !!inTrace(nginx.traceId, 'gateway GET')(all));
     const span = inTrace(nginx.traceId, 'gateway GET')(spans)!;
     expect(span).toMatchObject({

@@ -498,31 +498,22 @@ describe('trace context (tracing.*, docs/decisions/20261202-trace-context.md)', 
     expect(traced({ sample_ratio: 0 }).tracing!.samplePercent).toBeNull();
   });
 
-  test("nginx's span records go out only with an OTLP endpoint, to nginx_spans_to, tagged", () => {
+  test("nginx's span records go out only with an OTLP endpoint, to nginx_spans_to, by the module", () => {
     expect(traced({}).tracing!.spans).toBeNull();
     const spans = traced({
       otlp_endpoint: 'http://collector:4318/v1/traces',
       nginx_spans_to: '127.0.0.1:5000',
     }).tracing!.spans!;
     expect(spans.target).toBe('127.0.0.1:5000');
-    expect(spans.tag).toBe('gateway_span');
+    expect(spans.directive).toBe('gateway_span_log');
   });
 
-  test('a span record is one JSON object of the span, never the query string', () => {
-    const { format } = traced({ otlp_endpoint: 'http://collector:4318/v1/traces' }).tracing!.spans!;
-    expect(format.startsWith("'") && format.endsWith("'")).toBe(true);
-    expect(JSON.parse(format.slice(1, -1))).toEqual({
-      t: '$gateway_trace_id',
-      s: '$gateway_span_id',
-      p: '$gateway_trace_parent_in',
-      e: '$msec',
-      d: '$request_time',
-      m: '$request_method',
-      u: '$uri',
-      c: '$status',
-      i: '$client_id',
-      a: '$client_auth_method',
-    });
+  test("a span record is the span's variables in the contract's order, the path last, never the query string", () => {
+    const { record } = traced({ otlp_endpoint: 'http://collector:4318/v1/traces' }).tracing!.spans!;
+    expect(record).toBe(
+      '"$gateway_trace_id $gateway_span_id $gateway_trace_parent_in $msec $request_time' +
+        ' $request_method $status $client_auth_method $client_id $uri"',
+    );
   });
 });
 
