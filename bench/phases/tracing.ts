@@ -28,7 +28,7 @@ const SPAN_NAME = Buffer.from('gateway GET');
 
 /**
  * Issue 52's row on B's configuration (static upstream): a seen API key with tracing on,
- * every request sampled, nginx sending its span record per request (syslog over UDP), against
+ * every request sampled, nginx batching its span records (the module's gateway_span_log), against
  * the same with tracing off. Both sides are copies of B's nginx (bench/stack/baseline.ts),
  * asking B's sidecar on a key's first sight: the off copy is B's default.conf as it is, the on
  * copy B's settings rendered again with `tracing` on. The records go to the sidecar's own
