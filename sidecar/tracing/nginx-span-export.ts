@@ -6,8 +6,8 @@ import {
 } from '@opentelemetry/otlp-exporter-base/node-http';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import type { Logger } from '../log.js';
-import { encodeNginxSpans } from './nginx-span-otlp.js';
-import type { NginxSpanRecord } from './nginx-span-record.js';
+import { NginxSpanEncoder } from './nginx-span-otlp.js';
+import type { NginxSpanView } from './nginx-span-record.js';
 
 /** Records sent a request; the SDK's batch processor's default (maxExportBatchSize). */
 export const BATCH = 512;
@@ -15,13 +15,14 @@ export const BATCH = 512;
 const FLUSH_MS = 1000;
 
 export interface NginxSpanExport {
-  add(record: NginxSpanRecord): void;
+  /** Encodes the record now: the view is not valid after the call. */
+  add(record: NginxSpanView): void;
   /** Sends what is held, then closes the exporter. */
   shutdown(): Promise<void>;
 }
 
 /**
- * nginx's span records to the collector: batched here, encoded by encodeNginxSpans, sent by the
+ * nginx's span records to the collector: encoded as they come (NginxSpanEncoder), sent by the
  * SDK's own OTLP/HTTP export delegate (its transport, retries, timeout, concurrency limit and
  * response handling) with that encoder as its serializer. The sidecar's own spans keep the
  * SDK's batch processor and exporter; both go to the same endpoint. Nothing is queued here
@@ -29,31 +30,32 @@ export interface NginxSpanExport {
  * limit refuses a batch, which is logged and lost, as the SDK's processor loses its own).
  */
 export function exportNginxSpans(endpoint: string, log: Logger): NginxSpanExport {
-  const exporter = new OTLPExporterBase<NginxSpanRecord[]>(
+  const exporter = new OTLPExporterBase<Uint8Array>(
     createOtlpHttpExportDelegate(
       convertLegacyHttpOptions({ url: endpoint }, 'TRACES', 'v1/traces', {
         'Content-Type': 'application/x-protobuf',
       }),
       {
-        serializeRequest: encodeNginxSpans,
+        // Encoded already, record by record.
+        serializeRequest: (request) => request,
         deserializeResponse: (data) => ProtobufTraceSerializer.deserializeResponse(data),
       },
     ),
   );
-  const held: NginxSpanRecord[] = [];
+  const held = new NginxSpanEncoder();
   let inFlight: Array<Promise<void>> = [];
   let timer: NodeJS.Timeout | undefined;
   const send = () => {
     clearTimeout(timer);
     timer = undefined;
-    if (held.length === 0) return;
-    const batch = held.splice(0, BATCH);
+    if (held.count === 0) return;
+    const spans = held.count;
     const sent = new Promise<void>((resolve) =>
-      exporter.export(batch, (result: ExportResult) => {
+      exporter.export(held.take(), (result: ExportResult) => {
         // The delegate refused or the collector failed: the batch is lost (as the SDK's).
         if (result.code !== 0)
           log.warn('tracing: nginx spans not exported', {
-            spans: batch.length,
+            spans,
             error: result.error?.message,
           });
         resolve();
@@ -66,12 +68,12 @@ export function exportNginxSpans(endpoint: string, log: Logger): NginxSpanExport
   };
   return {
     add(record) {
-      held.push(record);
-      if (held.length >= BATCH) send();
+      held.add(record);
+      if (held.count >= BATCH) send();
       else if (timer === undefined) timer = setTimeout(send, FLUSH_MS).unref();
     },
     async shutdown() {
-      while (held.length > 0) send();
+      send();
       await Promise.all(inFlight);
       await exporter.shutdown();
     },

@@ -1,43 +1,94 @@
-import type { NginxSpanRecord } from './nginx-span-record.js';
+import { asciiOf, clientIdOf, type NginxSpanView, pathOf } from './nginx-span-record.js';
 
 /**
  * nginx's span records as an OTLP `ExportTraceServiceRequest` (opentelemetry-proto's
- * trace/v1), encoded straight from the records: one ResourceSpans (service.name "gateway"), one
- * ScopeSpans ("gateway-nginx"), a Span per record: server kind, named for its method, with
- * http.request.method, url.path, http.response.status_code, enduser.id and gateway.auth.method.
- * Why not the SDK's span objects and serializer: at sampling 1.0 every request nginx answers is
- * a span, and a ReadableSpan then protobufjs over it cost 4.5 µs a span in the sidecar
+ * trace/v1), encoded straight from the records' bytes as they are read: one ResourceSpans
+ * (service.name "gateway"), one ScopeSpans ("gateway-nginx"), a Span per record: server kind,
+ * named for its method, with http.request.method, url.path, http.response.status_code,
+ * enduser.id and gateway.auth.method. Why not the SDK's span objects and serializer: at sampling
+ * 1.0 every request nginx answers is a span, and a ReadableSpan then protobufjs over it cost
+ * 4.5 µs a span in the sidecar, an object and strings per record 2 µs more
  * (docs/decisions/20261203-nginx-span-export.md). The bytes are held equal, decoded with the
  * official definitions, to the SDK serializer's of the same spans
  * (test/unit/tracing/nginx-span-otlp.test.ts).
  */
-export function encodeNginxSpans(records: readonly NginxSpanRecord[]): Uint8Array {
-  const spans = new Writer(records.length * 256 + 64);
-  const one = scratch;
-  for (const record of records) {
-    one.at = 0;
-    // UTF-8 takes at most 3 bytes a UTF-16 unit; ids, times and tags fit in the 512.
-    const text = record.path.length + (record.clientId?.length ?? 0);
-    one.reserve(512 + 3 * (text + record.method.length + (record.authMethod?.length ?? 0)));
-    writeSpan(one, record);
-    spans.reserve(one.at + 6);
-    spans.tag(2, LEN);
-    spans.varint(one.at);
-    spans.copy(one.buf, one.at);
+export class NginxSpanEncoder {
+  private spans = new Writer(64 * 1024);
+  /** Spans added since the last take. */
+  count = 0;
+
+  add(record: NginxSpanView): void {
+    const { bytes } = record;
+    const path = record.pathPlain ? null : pathOf(record);
+    const [clientFrom, clientTo] = record.clientId;
+    const client = clientFrom === clientTo || record.clientIdPlain ? null : clientIdOf(record)!;
+    const method = byMethod(asciiOf(record, record.method));
+    const status = byStatus(record.status);
+    const auth =
+      record.authMethod[0] === record.authMethod[1]
+        ? null
+        : byAuthMethod(asciiOf(record, record.authMethod));
+    const pathLength = path === null ? record.path[1] - record.path[0] : Buffer.byteLength(path);
+    const clientLength = client === null ? clientTo - clientFrom : Buffer.byteLength(client);
+    const size =
+      18 +
+      10 +
+      (record.parentAt < 0 ? 0 : 10) +
+      method.length +
+      18 +
+      attributeSize(PATH_KEY, pathLength) +
+      status.length +
+      (clientFrom === clientTo ? 0 : attributeSize(CLIENT_KEY, clientLength)) +
+      (auth === null ? 0 : auth.length);
+    const w = this.spans;
+    w.reserve(size + 6);
+    // ScopeSpans.spans (2): one Span.
+    w.tag(2, LEN);
+    w.varint(size);
+    w.hexBytes(1, bytes, record.traceAt, 32);
+    w.hexBytes(2, bytes, record.spanAt, 16);
+    if (record.parentAt >= 0) w.hexBytes(4, bytes, record.parentAt, 16);
+    w.bytes(method);
+    w.fixed64Nanos(7, record.startMs);
+    w.fixed64Nanos(8, record.endMs);
+    if (path === null) w.rawAttribute(PATH_KEY, bytes, record.path[0], record.path[1]);
+    else w.stringAttribute(PATH_KEY, path, pathLength);
+    w.bytes(status);
+    if (client !== null) w.stringAttribute(CLIENT_KEY, client, clientLength);
+    else if (clientFrom !== clientTo) w.rawAttribute(CLIENT_KEY, bytes, clientFrom, clientTo);
+    if (auth !== null) w.bytes(auth);
+    this.count++;
   }
-  // ScopeSpans { scope = 1; spans = 2 } inside ResourceSpans { resource = 1; scope_spans = 2 }.
-  const scopeLength = SCOPE.length + spans.at;
-  const resourceSpansLength = RESOURCE.length + 1 + varintSize(scopeLength) + scopeLength;
-  const out = new Writer(resourceSpansLength + 16);
-  out.tag(1, LEN);
-  out.varint(resourceSpansLength);
-  out.bytes(RESOURCE);
-  out.tag(2, LEN);
-  out.varint(scopeLength);
-  out.bytes(SCOPE);
-  out.copy(spans.buf, spans.at);
-  return out.buf.subarray(0, out.at);
+
+  /** The request of the spans added since the last take; the encoder starts afresh. */
+  take(): Uint8Array {
+    const spans = this.spans;
+    this.spans = new Writer(64 * 1024);
+    this.count = 0;
+    // ScopeSpans { scope = 1; spans = 2 } inside ResourceSpans { resource = 1; scope_spans = 2 }.
+    const scopeLength = SCOPE.length + spans.at;
+    const resourceSpansLength = RESOURCE.length + 1 + varintSize(scopeLength) + scopeLength;
+    const out = new Writer(resourceSpansLength + 16);
+    out.tag(1, LEN);
+    out.varint(resourceSpansLength);
+    out.bytes(RESOURCE);
+    out.tag(2, LEN);
+    out.varint(scopeLength);
+    out.bytes(SCOPE);
+    out.copy(spans.buf, spans.at);
+    return out.buf.subarray(0, out.at);
+  }
 }
+
+/** A KeyValue { key; AnyValue { string_value } } of a value this many bytes long, tag included. */
+function attributeSize(key: Uint8Array, length: number): number {
+  const any = 1 + varintSize(length) + length;
+  const keyValue = key.length + 1 + varintSize(any) + any;
+  return 1 + varintSize(keyValue) + keyValue;
+}
+
+const hexValue = (b: number) => (b <= 0x39 ? b - 0x30 : b - 0x57);
+const TWO_32 = 0x1_0000_0000;
 
 const VARINT = 0;
 const FIXED64 = 1;
@@ -77,20 +128,32 @@ class Writer {
     from.copy(this.buf, this.at, 0, length);
     this.at += length;
   }
-  /** A bytes field from lower-case hex (the record's ids, checked as hex when read). */
-  hexField(field: number, hex: string): void {
+  /** A bytes field from lower-case hex digits in `from` (checked as hex when read). */
+  hexBytes(field: number, from: Buffer, at: number, digits: number): void {
     this.tag(field, LEN);
-    this.varint(hex.length / 2);
-    this.at += this.buf.write(hex, this.at, 'hex');
+    this.varint(digits / 2);
+    for (let i = at; i < at + digits; i += 2)
+      this.buf[this.at++] = (hexValue(from[i]!) << 4) | hexValue(from[i + 1]!);
   }
+  /** Epoch ms as fixed64 ns: ms × 10⁶ passes 2⁵³, so the two 32-bit halves, each exact. */
   fixed64Nanos(field: number, ms: number): void {
     this.tag(field, FIXED64);
-    this.buf.writeBigUInt64LE(BigInt(ms) * 1_000_000n, this.at);
+    const hiMs = Math.floor(ms / 0x100000);
+    const a = hiMs * 1e6; // ns = a·2²⁰ + b
+    const b = (ms - hiMs * 0x100000) * 1e6;
+    const aLow = a % 4096;
+    const bLow = b % TWO_32;
+    let low = aLow * 0x100000 + bLow;
+    let high = (a - aLow) / 4096 + (b - bLow) / TWO_32;
+    if (low >= TWO_32) {
+      low -= TWO_32;
+      high += 1;
+    }
+    this.buf.writeUInt32LE(low, this.at);
+    this.buf.writeUInt32LE(high, this.at + 4);
     this.at += 8;
   }
-  /** Span.attributes (9): KeyValue { key = 1; value = 2: AnyValue { string_value = 1 } }. */
-  stringAttribute(key: Uint8Array, value: string, field = 9): void {
-    const length = Buffer.byteLength(value);
+  private attributeHead(key: Uint8Array, length: number, field: number): void {
     const any = 1 + varintSize(length) + length;
     this.tag(field, LEN);
     this.varint(key.length + 1 + varintSize(any) + any);
@@ -99,12 +162,25 @@ class Writer {
     this.varint(any);
     this.tag(1, LEN);
     this.varint(length);
+  }
+  /** Span.attributes (9): KeyValue { key = 1; value = 2: AnyValue { string_value = 1 } }. */
+  stringAttribute(
+    key: Uint8Array,
+    value: string,
+    length = Buffer.byteLength(value),
+    field = 9,
+  ): void {
+    this.attributeHead(key, length, field);
     this.at += this.buf.write(value, this.at);
   }
+  /** The same from bytes that are valid UTF-8 already. */
+  rawAttribute(key: Uint8Array, from: Buffer, start: number, end: number): void {
+    this.attributeHead(key, end - start, 9);
+    if (end - start > 32) from.copy(this.buf, this.at, start, end);
+    else for (let i = start; i < end; i++) this.buf[this.at + i - start] = from[i]!;
+    this.at += end - start;
+  }
 }
-
-/** One span's bytes, reused (grown for a record that needs more). */
-const scratch = new Writer(16 * 1024);
 
 const encodeKey = (key: string) => {
   const name = Buffer.from(key);
@@ -121,7 +197,9 @@ function encoded(write: (w: Writer) => void): Buffer {
 
 // Resource { attributes = 1 } with service.name; InstrumentationScope { name = 1 }.
 const RESOURCE = encoded((w) => {
-  const resource = encoded((r) => r.stringAttribute(encodeKey('service.name'), 'gateway', 1));
+  const resource = encoded((r) =>
+    r.stringAttribute(encodeKey('service.name'), 'gateway', undefined, 1),
+  );
   w.tag(1, LEN);
   w.varint(resource.length);
   w.bytes(resource);
@@ -183,16 +261,3 @@ const byStatus = memo((status: number) =>
 const byAuthMethod = memo((method: string) =>
   encoded((w) => w.stringAttribute(encodeKey('gateway.auth.method'), method)),
 );
-
-function writeSpan(w: Writer, record: NginxSpanRecord): void {
-  w.hexField(1, record.traceId);
-  w.hexField(2, record.spanId);
-  if (record.parentId !== undefined) w.hexField(4, record.parentId);
-  w.bytes(byMethod(record.method));
-  w.fixed64Nanos(7, record.startMs);
-  w.fixed64Nanos(8, record.endMs);
-  w.stringAttribute(PATH_KEY, record.path);
-  w.bytes(byStatus(record.status));
-  if (record.clientId !== undefined) w.stringAttribute(CLIENT_KEY, record.clientId);
-  if (record.authMethod !== undefined) w.bytes(byAuthMethod(record.authMethod));
-}

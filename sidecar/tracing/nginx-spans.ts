@@ -1,7 +1,7 @@
 import { createSocket, type Socket } from 'node:dgram';
 import type { Logger } from '../log.js';
 import type { NginxSpanExport } from './nginx-span-export.js';
-import { parseNginxSpanBatch } from './nginx-span-record.js';
+import { readNginxSpanBatch } from './nginx-span-record.js';
 
 /** `host:port` the sidecar listens on for nginx's span records (TRACING_NGINX_SPANS_LISTEN). */
 export function parseSpansListen(value: string): { host: string; port: number } {
@@ -29,8 +29,7 @@ export async function listenForNginxSpans(
   const socket = createSocket(listen.host.includes(':') ? 'udp6' : 'udp4');
   let dropped = 0;
   socket.on('message', (message) => {
-    const { records, unreadable } = parseNginxSpanBatch(message);
-    for (const record of records) spans.add(record);
+    const unreadable = readNginxSpanBatch(message, (record) => spans.add(record));
     if (unreadable === 0) return;
     // The first and then one for every thousand: a stray sender must not fill the log.
     const before = dropped;

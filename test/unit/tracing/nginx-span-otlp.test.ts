@@ -4,8 +4,12 @@ import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, test } from 'vitest';
-import { encodeNginxSpans } from '../../../sidecar/tracing/nginx-span-otlp.js';
-import type { NginxSpanRecord } from '../../../sidecar/tracing/nginx-span-record.js';
+import { NginxSpanEncoder } from '../../../sidecar/tracing/nginx-span-otlp.js';
+import {
+  MAX_PATH,
+  type NginxSpanRecord,
+  readNginxSpanBatch,
+} from '../../../sidecar/tracing/nginx-span-record.js';
 
 // The official OTLP definitions, compiled by protobufjs into the SDK's otlp-transformer.
 const require = createRequire(import.meta.url);
@@ -96,15 +100,45 @@ const RECORDS: NginxSpanRecord[] = [
   record({ clientId: undefined, authMethod: undefined, status: 401, path: '' }),
   record({ spanId: 'ffffffffffffffff', endMs: 4_102_444_800_000, startMs: 4_102_444_799_999 }),
   record({ path: 'x'.repeat(2048), clientId: 'c'.repeat(300), status: 999 }),
+  // The slow paths: a path cut to its first 2,048 characters, a client id percent-decoded.
+  record({ path: `/${'é'.repeat(3000)}`, clientId: 'svc one/é', endMs: 1_764_700_000_999 }),
 ];
+
+/**
+ * The records as nginx's gateway_span_log sends them (a datagram of `<length>:<record>`), read
+ * and encoded by the sidecar's own reader and encoder: the production path, bytes to bytes.
+ */
+function encodedBySidecar(records: readonly NginxSpanRecord[]): Uint8Array {
+  const text = records
+    .map((r) => {
+      const line = [
+        r.traceId,
+        r.spanId,
+        r.parentId ?? '',
+        (r.endMs / 1000).toFixed(3),
+        ((r.endMs - r.startMs) / 1000).toFixed(3),
+        r.method,
+        String(r.status),
+        r.authMethod ?? '',
+        r.clientId === undefined ? '' : encodeURIComponent(r.clientId),
+        r.path,
+      ].join(' ');
+      return `${Buffer.byteLength(line)}:${line}`;
+    })
+    .join('');
+  const encoder = new NginxSpanEncoder();
+  expect(readNginxSpanBatch(Buffer.from(text), (view) => encoder.add(view))).toBe(0);
+  expect(encoder.count).toBe(records.length);
+  return encoder.take();
+}
 
 describe("nginx's span records encoded as OTLP", () => {
   test("decode, with the official definitions, to what the SDK's serializer makes of the same spans", () => {
     const resource = resourceFromAttributes({ 'service.name': 'gateway' });
     const sdk = ProtobufTraceSerializer.serializeRequest(
-      RECORDS.map((r) => gatewaySpan(r, resource)),
+      RECORDS.map((r) => gatewaySpan({ ...r, path: r.path.slice(0, MAX_PATH) }, resource)),
     )!;
-    const ours = decoded(encodeNginxSpans(RECORDS));
+    const ours = decoded(encodedBySidecar(RECORDS));
     const theirs = decoded(sdk);
     // The SDK also writes the span's W3C flags (field 16, 0x100 "parent is remote" bits) and
     // empty lists; the content a collector shows is what must be equal.
@@ -131,7 +165,7 @@ describe("nginx's span records encoded as OTLP", () => {
   });
 
   test('no records: one empty scope of the gateway service, still a valid request', () => {
-    const message = decoded(encodeNginxSpans([]));
+    const message = decoded(new NginxSpanEncoder().take());
     expect(message.resourceSpans).toHaveLength(1);
     const scope = message.resourceSpans[0]?.scopeSpans[0];
     expect(scope?.scope.name).toBe('gateway-nginx');
