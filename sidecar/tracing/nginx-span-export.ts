@@ -9,8 +9,12 @@ import type { Logger } from '../log.js';
 import { NginxSpanEncoder } from './nginx-span-otlp.js';
 import type { NginxSpanView } from './nginx-span-record.js';
 
-/** Records sent a request; the SDK's batch processor's default (maxExportBatchSize). */
-export const BATCH = 512;
+/**
+ * Spans sent a request: about 300 KB (a collector's OTLP/HTTP receiver takes 20 MiB by
+ * default). The SDK's batch processor sends 512; at sampling 1.0 the request's own cost
+ * (client, delegate, the collector's side) was then 0.9 µs a span, at 2,048 about a quarter.
+ */
+export const BATCH = 2048;
 /** A partial batch waits at most this long. */
 const FLUSH_MS = 1000;
 

@@ -1,4 +1,4 @@
-import { asciiOf, clientIdOf, type NginxSpanView, pathOf } from './nginx-span-record.js';
+import { clientIdOf, HEX_VALUE, type NginxSpanView, pathOf } from './nginx-span-record.js';
 
 /**
  * nginx's span records as an OTLP `ExportTraceServiceRequest` (opentelemetry-proto's
@@ -22,12 +22,10 @@ export class NginxSpanEncoder {
     const path = record.pathPlain ? null : pathOf(record);
     const [clientFrom, clientTo] = record.clientId;
     const client = clientFrom === clientTo || record.clientIdPlain ? null : clientIdOf(record)!;
-    const method = byMethod(asciiOf(record, record.method));
+    const method = byMethod(bytes, record.method);
     const status = byStatus(record.status);
     const auth =
-      record.authMethod[0] === record.authMethod[1]
-        ? null
-        : byAuthMethod(asciiOf(record, record.authMethod));
+      record.authMethod[0] === record.authMethod[1] ? null : byAuthMethod(bytes, record.authMethod);
     const pathLength = path === null ? record.path[1] - record.path[0] : Buffer.byteLength(path);
     const clientLength = client === null ? clientTo - clientFrom : Buffer.byteLength(client);
     const size =
@@ -87,7 +85,6 @@ function attributeSize(key: Uint8Array, length: number): number {
   return 1 + varintSize(keyValue) + keyValue;
 }
 
-const hexValue = (b: number) => (b <= 0x39 ? b - 0x30 : b - 0x57);
 const TWO_32 = 0x1_0000_0000;
 
 const VARINT = 0;
@@ -133,7 +130,7 @@ class Writer {
     this.tag(field, LEN);
     this.varint(digits / 2);
     for (let i = at; i < at + digits; i += 2)
-      this.buf[this.at++] = (hexValue(from[i]!) << 4) | hexValue(from[i + 1]!);
+      this.buf[this.at++] = (HEX_VALUE[from[i]!]! << 4) | HEX_VALUE[from[i + 1]!]!;
   }
   /** Epoch ms as fixed64 ns: ms × 10⁶ passes 2⁵³, so the two 32-bit halves, each exact. */
   fixed64Nanos(field: number, ms: number): void {
@@ -215,16 +212,35 @@ const SCOPE = encoded((w) => {
 
 // The parts many spans share, encoded once: name, kind and method attribute by method; the
 // status-code attribute and the span's status by HTTP status; the auth-method attribute.
-const memo = <T>(make: (key: T) => Buffer) => {
-  const made = new Map<T, Buffer>();
-  return (key: T) => {
-    let bytes = made.get(key);
-    if (!bytes) {
-      bytes = make(key);
-      if (made.size < 1024) made.set(key, bytes);
+/**
+ * The bytes of the parts many spans share, made once per method or auth method: looked up by
+ * the record's bytes, packed into a number when they are six or fewer (GET, POST, apk...), so
+ * a span costs no string for them.
+ */
+const memo = (make: (text: string) => Buffer) => {
+  const made = new Map<number | string, Buffer>();
+  return (bytes: Buffer, [from, to]: [number, number]) => {
+    let key: number | string;
+    if (to - from <= 6) {
+      key = to - from;
+      for (let p = from; p < to; p++) key = key * 256 + bytes[p]!;
+    } else key = bytes.toString('latin1', from, to);
+    let part = made.get(key);
+    if (!part) {
+      part = make(bytes.toString('latin1', from, to));
+      if (made.size < 1024) made.set(key, part);
     }
-    return bytes;
+    return part;
   };
+};
+const byStatusMemo = new Map<number, Buffer>();
+const byStatus = (status: number) => {
+  let bytes = byStatusMemo.get(status);
+  if (!bytes) {
+    bytes = statusBytes(status);
+    byStatusMemo.set(status, bytes); // at most 900: three digits, the first not 0
+  }
+  return bytes;
 };
 const byMethod = memo((method: string) =>
   encoded((w) => {
@@ -237,7 +253,7 @@ const byMethod = memo((method: string) =>
     w.stringAttribute(encodeKey('http.request.method'), method);
   }),
 );
-const byStatus = memo((status: number) =>
+const statusBytes = (status: number) =>
   encoded((w) => {
     // KeyValue with AnyValue { int_value = 3 }.
     const key = encodeKey('http.response.status_code');
@@ -256,8 +272,7 @@ const byStatus = memo((status: number) =>
       w.tag(3, VARINT);
       w.varint(2);
     }
-  }),
-);
+  });
 const byAuthMethod = memo((method: string) =>
   encoded((w) => w.stringAttribute(encodeKey('gateway.auth.method'), method)),
 );

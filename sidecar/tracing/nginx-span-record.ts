@@ -155,7 +155,10 @@ function readRecord(bytes: Buffer, from: number, to: number): boolean {
 }
 
 const isDigit = (b: number) => b >= 0x30 && b <= 0x39;
-const isHex = (b: number) => isDigit(b) || (b >= 0x61 && b <= 0x66);
+
+/** A byte's value as a lower-case hex digit, -1 for any other byte (the encoder decodes with it). */
+export const HEX_VALUE = new Int8Array(256).fill(-1);
+for (let b = 0; b < 16; b++) HEX_VALUE['0123456789abcdef'.charCodeAt(b)] = b;
 
 /** Lower-case hex of exactly `length` digits, not all zero (W3C's invalid id). */
 function isHexId(bytes: Buffer, from: number, to: number, length: number): boolean {
@@ -163,7 +166,7 @@ function isHexId(bytes: Buffer, from: number, to: number, length: number): boole
   let nonZero = false;
   for (let p = from; p < to; p++) {
     const b = bytes[p]!;
-    if (!isHex(b)) return false;
+    if (HEX_VALUE[b]! < 0) return false;
     if (b !== 0x30) nonZero = true;
   }
   return nonZero;
