@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -5,8 +6,6 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { LAYOUT, renderConfigFiles } from '../../generator/index.js';
 import { freePort } from '../../native/ports.js';
-import type { Logger } from '../../sidecar/log.js';
-import { startTracing } from '../../sidecar/tracing/start-tracing.js';
 import { type Baseline, startRendered } from '../stack/baseline.js';
 import { settingsOfB } from '../stack/fast-stack.js';
 import { type Aggregate, alternate } from './aggregate.js';
@@ -32,15 +31,16 @@ const SPAN_NAME = Buffer.from('gateway GET');
  * the same with tracing off. Both sides are copies of B's nginx (bench/stack/baseline.ts),
  * asking B's sidecar on a key's first sight: the off copy is B's default.conf as it is, the on
  * copy B's settings rendered again with `tracing` on. The records go to the sidecar's own
- * receiver and exporter (sidecar/tracing/start-tracing.ts: the SDK's batch processor and OTLP/
- * HTTP protobuf exporter), run in the bench's process (its CPU is the "bench" share) and
- * exporting to a sink that answers 200 and counts the spans; B's sidecar keeps tracing off.
+ * receiver and exporter (sidecar/tracing/start-tracing.ts), run in a process of its own as in
+ * the sidecar (span-exporter-main.ts; its CPU is the "span exporter" share), exporting to a
+ * sink in the bench's process that answers 200 and counts the spans; B's sidecar keeps
+ * tracing off.
  */
 export async function measureTracing(ctx: PhaseContext): Promise<TracingResult> {
   const { b, dir } = ctx.stack;
   const sink = await startSpanSink();
   const port = await freePort();
-  const exporter = await startTracing(sink.url, quietLog(ctx.say), { host: '127.0.0.1', port });
+  const exporter = await startExporter(sink.url, port, ctx.say);
   const copies: Baseline[] = [];
   const dropsBefore = await udpReceiveDrops();
   let runs: [Aggregate, Aggregate];
@@ -58,16 +58,18 @@ export async function measureTracing(ctx: PhaseContext): Promise<TracingResult> 
     copies.push(on);
     ctx.extraRoots['nginx tracing off'] = off.pid;
     ctx.extraRoots['nginx tracing on'] = on.pid;
+    ctx.extraRoots['span exporter'] = exporter.pid;
     ctx.say(`  B's copies: tracing off ${off.url}, on ${on.url} (spans to port ${port})`);
     const target = (name: string, copy: Baseline) => apkTarget(name, copy.url, ctx.stack.apiKey);
     runs = await alternate(ctx, [target('fast tracing on', on), target('fast tracing off', off)]);
   } finally {
     delete ctx.extraRoots['nginx tracing off'];
     delete ctx.extraRoots['nginx tracing on'];
+    delete ctx.extraRoots['span exporter'];
     await Promise.all(copies.map((c) => c.stop()));
     // Stopped: every record is sent; the shutdown exports the last batch.
     await new Promise((r) => setTimeout(r, 500));
-    await exporter.shutdown();
+    await exporter.stop();
     await sink.close();
   }
   return {
@@ -109,16 +111,25 @@ async function startSpanSink() {
   };
 }
 
-/** The exporter's warnings and errors in the bench's output; nothing else. */
-function quietLog(say: (line: string) => void): Logger {
-  const log: Logger = {
-    debug: () => {},
-    info: () => {},
-    warn: (m, f) => say(`  tracing: ${m} ${JSON.stringify(f ?? {})}`),
-    error: (m, f) => say(`  tracing: ${m} ${JSON.stringify(f ?? {})}`),
-    child: () => log,
+/** span-exporter-main.ts started: its pid, and stop (SIGTERM: it sends what it holds). */
+async function startExporter(collector: string, port: number, say: (line: string) => void) {
+  const main = new URL('./span-exporter-main.js', import.meta.url).pathname;
+  const child = spawn(process.execPath, [main, collector, String(port)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stderr.on('data', (chunk: Buffer) => say(`  ${chunk.toString().trimEnd()}`));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`the span exporter exited (${code})`)));
+  });
+  return {
+    pid: child.pid!,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
   };
-  return log;
 }
 
 async function lineCount(file: string): Promise<number> {

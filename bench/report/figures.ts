@@ -795,12 +795,12 @@ export function tracingFigure(r: Outcome<TracingResult>): RawFigure {
     LIMITS.tracingSampled,
     `${lost > 0 ? `SPANS LOST: ${lost} requests without an exported span (UDP datagrams the kernel dropped meanwhile: ${r.udpDropped ?? '?'}); ` : ''}` +
       `two copies of B's nginx (B's default.conf; B's settings rendered again with tracing on), ` +
-      `their span records to the sidecar's receiver and OTLP/HTTP exporter run in the bench's ` +
-      `process ("bench" CPU), exporting to a sink that answers 200: ${r.spans} spans for ` +
+      `their span records to the sidecar's receiver and OTLP/HTTP exporter in a process of its ` +
+      `own, exporting to a sink that answers 200: ${r.spans} spans for ` +
       `${r.answered} requests answered; on ${Math.round(r.on.rps)} req/s (${perRound(r.on.runs)}), ` +
       `off ${Math.round(r.off.rps)} req/s (${perRound(r.off.runs)}); CPU a request: nginx ` +
       `${us(r.on, 'nginx tracing on')} µs on, ${us(r.off, 'nginx tracing off')} µs off, the ` +
-      `exporter ${us(r.on, 'bench')} µs; tracing off ÷ auth off is ` +
+      `exporter ${us(r.on, 'span exporter')} µs, the sink ${us(r.on, 'bench')} µs; tracing off ÷ auth off is ` +
       `fast_apk_throughput (off by default)`,
     { digits: 3, valid: lost <= 0 },
   );
