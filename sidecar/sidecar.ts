@@ -25,6 +25,7 @@ import { OidcBearerVerifier } from './oidc/verifier.js';
 import { FileProofGate } from './proof/file-proof-gate.js';
 import type { ProofGate } from './proof/proof-gate.js';
 import { FleetSync } from './ratelimit/fleet-sync.js';
+import { OverAdmissionMeter } from './ratelimit/over-admission-meter.js';
 import { clearStoreFlagAtStart } from './ratelimit/store-flag.js';
 import { readRateLimitStoreSettings } from './ratelimit/store-settings.js';
 import { ChangeFeed } from './replica/change-feed.js';
@@ -232,7 +233,15 @@ export async function startSidecar(
   // (docs/decisions/20261202-global-rate-limits.md).
   const fleet =
     rateLimitStore.store === 'redis' && config.controlSocket
-      ? new FleetSync(rateLimitStore, config.controlSocket, log, metrics, clock)
+      ? new FleetSync(
+          rateLimitStore,
+          config.controlSocket,
+          log,
+          metrics,
+          clock,
+          // Its reads of the clients' limits are background work, like the writes after answering.
+          new OverAdmissionMeter(writesPool, log, metrics),
+        )
       : null;
   fleet?.start();
   if (fleet) storeUp = () => fleet.storeUp;
