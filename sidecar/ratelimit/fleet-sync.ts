@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { Counter, Gauge } from 'prom-client';
 import { CONTROL } from '../../common/contract.js';
 import type { Logger } from '../log.js';
+import type { RateLimitStoreReport } from '../metrics/readiness.js';
 import type { SidecarMetrics } from '../metrics/sidecar-metrics.js';
 import { readControlSocket } from '../nginx/control-socket.js';
 import {
@@ -94,6 +95,15 @@ export class FleetSync {
   /** Seconds since the last sync that worked; -1: none yet. */
   get syncLagSeconds(): number {
     return this.lastSyncMs === 0 ? -1 : (this.clock() - this.lastSyncMs) / 1000;
+  }
+
+  /** The store's state as readiness reports it. */
+  report(): RateLimitStoreReport {
+    return {
+      up: this.up,
+      syncLagSeconds: this.syncLagSeconds,
+      overAdmitted: this.overAdmission?.overAdmitted ?? 0,
+    };
   }
 
   start(): void {
