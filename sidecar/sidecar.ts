@@ -14,7 +14,7 @@ import type { Logger } from './log.js';
 import { createMetricsServer } from './metrics/metrics-server.js';
 import { registerNginxCounters } from './metrics/nginx-counters.js';
 import { instrumentPools } from './metrics/pool-metrics.js';
-import { checkReadiness, type Readiness } from './metrics/readiness.js';
+import { checkReadiness, type RateLimitStoreReport, type Readiness } from './metrics/readiness.js';
 import { SidecarMetrics } from './metrics/sidecar-metrics.js';
 import { NginxControl } from './nginx/control.js';
 import { NO_INVALIDATOR } from './nginx/invalidator.js';
@@ -25,6 +25,7 @@ import { OidcBearerVerifier } from './oidc/verifier.js';
 import { FileProofGate } from './proof/file-proof-gate.js';
 import type { ProofGate } from './proof/proof-gate.js';
 import { FleetSync } from './ratelimit/fleet-sync.js';
+import { OverAdmissionMeter } from './ratelimit/over-admission-meter.js';
 import { clearStoreFlagAtStart } from './ratelimit/store-flag.js';
 import { readRateLimitStoreSettings } from './ratelimit/store-settings.js';
 import { ChangeFeed } from './replica/change-feed.js';
@@ -119,9 +120,16 @@ export async function startSidecar(
   // and, with an nginx to push to, while that nginx answers; not ready from the moment it stops.
   let serving = false;
   let stopping = false;
-  // rate_limits.store redis: whether the last sync with Redis worked (null: local, or none yet).
-  let storeUp: () => boolean | null = () => null;
+  // rate_limits.store redis: how the sync with Redis fares (null: local).
+  let storeReport: () => RateLimitStoreReport | null = () => null;
+  // A ready pair's answer carries the store's figures beside it (`rate_limit_store`): an
+  // operator reading /readyz sees up, lag and over-admission without a scrape.
   const readiness = async (): Promise<Readiness> => {
+    const state = await pairReadiness();
+    const store = storeReport();
+    return state.ready && store ? { ...state, rateLimitStore: store } : state;
+  };
+  const pairReadiness = async (): Promise<Readiness> => {
     if (stopping) return { ready: false, code: 'STOPPING', message: 'The sidecar is stopping.' };
     const [database, nginx] = await Promise.all([
       checkReadiness(pool),
@@ -147,7 +155,7 @@ export async function startSidecar(
     if (!database.ready) return { ready: true, degraded: database };
     // Redis away: the pair still serves, degraded (each pair enforces the whole limit alone,
     // or, closed, refuses every rate-limited client; clients without a limit pass either way).
-    if (storeUp() === false) {
+    if (storeReport()?.up === false) {
       return {
         ready: true,
         degraded: {
@@ -232,10 +240,18 @@ export async function startSidecar(
   // (docs/decisions/20261202-global-rate-limits.md).
   const fleet =
     rateLimitStore.store === 'redis' && config.controlSocket
-      ? new FleetSync(rateLimitStore, config.controlSocket, log, metrics, clock)
+      ? new FleetSync(
+          rateLimitStore,
+          config.controlSocket,
+          log,
+          metrics,
+          clock,
+          // Its reads of the clients' limits are background work, like the writes after answering.
+          new OverAdmissionMeter(writesPool, log, metrics),
+        )
       : null;
   fleet?.start();
-  if (fleet) storeUp = () => fleet.storeUp;
+  if (fleet) storeReport = () => fleet.report();
   // Any other store: a closed flag an earlier sidecar left in nginx (RATE_LIMITS_ON_FAILURE
   // closed, then changed) is cleared, or limited clients would be refused for ever.
   const stopClear =

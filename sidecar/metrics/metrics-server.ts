@@ -6,7 +6,10 @@ import type { SidecarMetrics } from './sidecar-metrics.js';
 
 export interface MetricsServerParts {
   metrics: SidecarMetrics;
-  /** `/readyz`: the database reachable and every migration applied. */
+  /**
+   * `/readyz`: the database reachable and every migration applied; a ready answer also says
+   * how the rate limit store fares, with rate_limits.store redis.
+   */
   readiness: () => Promise<Readiness>;
   log: Logger;
 }
@@ -44,15 +47,22 @@ export function createMetricsServer({ metrics, readiness, log }: MetricsServerPa
         return;
       case '/readyz':
         readiness().then((state) => {
-          if (state.ready && state.degraded)
-            send(
-              res,
-              200,
-              'application/json',
-              asciiJson({ status: 'ready', degraded: [state.degraded] }),
-            );
-          else if (state.ready) send(res, 200, 'application/json', '{"status":"ready"}');
-          else sendError(res, 503, state.code, state.message);
+          if (!state.ready) return sendError(res, 503, state.code, state.message);
+          const store = state.rateLimitStore;
+          const body = {
+            status: 'ready',
+            ...(state.degraded ? { degraded: [state.degraded] } : {}),
+            ...(store
+              ? {
+                  rate_limit_store: {
+                    up: store.up,
+                    sync_lag_seconds: Math.round(store.syncLagSeconds * 1000) / 1000,
+                    over_admitted: store.overAdmitted,
+                  },
+                }
+              : {}),
+          };
+          send(res, 200, 'application/json', asciiJson(body));
         });
         return;
       case '/metrics':

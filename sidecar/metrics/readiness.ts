@@ -3,8 +3,23 @@ import { pendingMigrations } from '../db/migrate.js';
 
 /** Ready, or why not: an error code and message in the one error shape's terms. */
 export type Readiness =
-  | { ready: true; degraded?: { code: string; message: string } }
+  | {
+      ready: true;
+      degraded?: { code: string; message: string };
+      /** With rate_limits.store redis: how the store fares, beside the answer. */
+      rateLimitStore?: RateLimitStoreReport;
+    }
   | { ready: false; code: string; message: string };
+
+/** rate_limits.store redis, as readiness reports it (the same figures as /metrics). */
+export interface RateLimitStoreReport {
+  /** Whether the last sync with Redis worked; null: none tried yet. */
+  up: boolean | null;
+  /** Seconds since the last sync that worked; -1: none yet. */
+  syncLagSeconds: number;
+  /** Requests the fleet admitted over their limits, seen since this sidecar started. */
+  overAdmitted: number;
+}
 
 const TIMEOUT_MS = 2_000;
 

@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { Counter, Gauge } from 'prom-client';
 import { CONTROL } from '../../common/contract.js';
 import type { Logger } from '../log.js';
+import type { RateLimitStoreReport } from '../metrics/readiness.js';
 import type { SidecarMetrics } from '../metrics/sidecar-metrics.js';
 import { readControlSocket } from '../nginx/control-socket.js';
 import {
@@ -14,6 +15,7 @@ import {
   type WindowState,
   windowEnd,
 } from './fleet-windows.js';
+import type { OverAdmissionMeter } from './over-admission-meter.js';
 import { clearStoreFlagAtStart, closedRetryAfterSeconds, tellStoreFlag } from './store-flag.js';
 import type { RateLimitStoreSettings } from './store-settings.js';
 
@@ -27,7 +29,8 @@ const MAX_BODY = 16 * 1024 * 1024;
  * pushed (the counts wait for Redis back), nginx enforces on what it holds (`local`), or, with
  * `closed`, nginx's store flag is set at every failed sync (and from the start until the first
  * that works), cleared with the counts of the next that works (store-flag.ts); one log line and
- * a metric per transition. Never throws.
+ * a metric per transition. Each sync's totals also go to the over-admission meter
+ * (over-admission-meter.ts). Never throws.
  */
 export class FleetSync {
   private readonly redis: Redis;
@@ -49,6 +52,8 @@ export class FleetSync {
     private readonly log: Logger,
     metrics: SidecarMetrics,
     private readonly clock: () => number = Date.now,
+    /** Counts what the fleet admitted over the limits, from each sync's totals. */
+    private readonly overAdmission: OverAdmissionMeter | null = null,
   ) {
     this.redis = new Redis(settings.redisUrl, {
       lazyConnect: true,
@@ -71,7 +76,7 @@ export class FleetSync {
       labelNames: ['to'] as const,
       registers: [metrics.registry],
     });
-    const lag = () => (this.lastSyncMs === 0 ? -1 : (this.clock() - this.lastSyncMs) / 1000);
+    const lag = () => this.syncLagSeconds;
     new Gauge({
       name: 'gateway_rate_limit_store_sync_lag_seconds',
       help: 'Seconds since the last sync with the rate limit store worked (-1: none yet).',
@@ -85,6 +90,20 @@ export class FleetSync {
   /** Whether the last sync worked (null: none tried yet); readiness reports it. */
   get storeUp(): boolean | null {
     return this.up;
+  }
+
+  /** Seconds since the last sync that worked; -1: none yet. */
+  get syncLagSeconds(): number {
+    return this.lastSyncMs === 0 ? -1 : (this.clock() - this.lastSyncMs) / 1000;
+  }
+
+  /** The store's state as readiness reports it. */
+  report(): RateLimitStoreReport {
+    return {
+      up: this.up,
+      syncLagSeconds: this.syncLagSeconds,
+      overAdmitted: this.overAdmission?.overAdmitted ?? 0,
+    };
   }
 
   start(): void {
@@ -117,6 +136,7 @@ export class FleetSync {
     this.timer = null;
     this.stopClear?.();
     await this.running;
+    await this.overAdmission?.idle();
     this.redis.disconnect();
   }
 
@@ -148,6 +168,7 @@ export class FleetSync {
     for (const c of changed) this.states.get(c.window.key)!.pushed = c.local;
     const lines = injections(totals, this.states, nowS);
     this.lastSyncMs = nowMs;
+    this.overAdmission?.observe(totals, nowS);
     if (lines.length === 0 && !this.flagHeld) return;
     const body = lines.length === 0 ? '' : `${lines.join('\n')}\n`;
     // The flag is cleared in the same request as the counts, after them: nginx never admits on

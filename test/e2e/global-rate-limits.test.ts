@@ -52,6 +52,9 @@ async function sequence(stack: Stack, key: string, n: number) {
   return answers;
 }
 const statuses = (answers: { status: number }[]) => answers.map((r) => r.status);
+/** gateway_rate_limit_over_admitted_total on `stack`'s sidecar. */
+const overAdmitted = async (stack: NativeStack) =>
+  Number(/^gateway_rate_limit_over_admitted_total (\d+)$/m.exec(await metricsOf(stack))?.[1]);
 const count = (list: number[], status: number) => list.filter((s) => s === status).length;
 
 describe('RATE_LIMITS_STORE=redis across three pairs', () => {
@@ -69,6 +72,16 @@ describe('RATE_LIMITS_STORE=redis across three pairs', () => {
     const onC = await sequence(c, token, 2);
     expect(statuses(onC)).toEqual([429, 429]);
     expect(onC[0]!.json).toMatchObject({ errors: [{ code: 'RATE_LIMITED' }] });
+    // Reached but never passed: no over-admission seen, in /metrics and in readiness.
+    await settle();
+    for (const stack of pairs) {
+      expect(await overAdmitted(stack)).toBe(0);
+      const ready = await fetch(`${stack.gateway().metricsUrl}/readyz`);
+      expect(await ready.json()).toEqual({
+        status: 'ready',
+        rate_limit_store: { up: true, sync_lag_seconds: expect.any(Number), over_admitted: 0 },
+      });
+    }
   }, 120_000);
 
   test('a PUT lowering the limit applies fleet-wide within the sync interval', async () => {
@@ -94,6 +107,7 @@ describe('RATE_LIMITS_STORE=redis across three pairs', () => {
       per_seconds: 60,
     });
     await startOfWindow(60, 20_000);
+    const before = await Promise.all(pairs.map(overAdmitted));
     const started = Date.now();
     const results: number[] = [];
     // Four callers per pair, each sending one after the other, for 3 s.
@@ -116,9 +130,23 @@ describe('RATE_LIMITS_STORE=redis across three pairs', () => {
     expect(allowed).toBeGreaterThanOrEqual(limit);
     expect(allowed).toBeLessThanOrEqual(limit + Math.ceil(bound));
     expect(count(results, 200) + count(results, 429)).toBe(results.length);
+    // Every pair sees the fleet's window: what it admitted over the limit, counted once.
+    const over = allowed - limit;
+    for (const [i, stack] of pairs.entries()) {
+      const seen = async () => (await overAdmitted(stack)) - before[i]!;
+      await until(`pair ${i} sees ${over} over`, async () => (await seen()) === over, 10_000).catch(
+        () => {},
+      );
+      expect(await seen()).toBe(over);
+      const ready = (await (await fetch(`${stack.gateway().metricsUrl}/readyz`)).json()) as {
+        rate_limit_store: { over_admitted: number };
+      };
+      expect(ready.rate_limit_store.over_admitted).toBe(await overAdmitted(stack));
+    }
   }, 120_000);
 
   test('Redis away: each pair enforces the limit alone, never a 500; back: the fleet total again', async () => {
+    const before = await Promise.all(pairs.map(overAdmitted));
     await redis.stop();
     await settle();
     const ready = await fetch(`${pairs[0]!.gateway().metricsUrl}/readyz`);
@@ -151,6 +179,14 @@ describe('RATE_LIMITS_STORE=redis across three pairs', () => {
     const total = Number(await store.get(`gw:rl:${id}:60:${window}`));
     store.disconnect();
     expect(total).toBe(9);
+    // What the pairs admitted alone past the limit is seen once the fleet's total is back.
+    for (const [i, stack] of pairs.entries()) {
+      const seen = async () => (await overAdmitted(stack)) - before[i]!;
+      await until(`pair ${i} sees 6 over`, async () => (await seen()) === 6, 10_000).catch(
+        () => {},
+      );
+      expect(await seen()).toBe(6);
+    }
     const fresh = await createLimitedClient(pairs[0]!, 'grl', { requests: 3, per_seconds: 60 });
     await settle();
     expect(statuses(await sequence(pairs[1]!, fresh.token, 3))).toEqual([200, 200, 200]);
