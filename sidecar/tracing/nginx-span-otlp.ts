@@ -28,12 +28,13 @@ export class NginxSpanEncoder {
       record.authMethod[0] === record.authMethod[1] ? null : byAuthMethod(bytes, record.authMethod);
     const pathLength = path === null ? record.path[1] - record.path[0] : Buffer.byteLength(path);
     const clientLength = client === null ? clientTo - clientFrom : Buffer.byteLength(client);
+    // Tag, length and bytes: trace id 1+1+16, span id and parent 1+1+8, each time 1+8.
     const size =
       18 +
       10 +
       (record.parentAt < 0 ? 0 : 10) +
       method.length +
-      18 +
+      2 * 9 +
       attributeSize(PATH_KEY, pathLength) +
       status.length +
       (clientFrom === clientTo ? 0 : attributeSize(CLIENT_KEY, clientLength)) +
@@ -78,10 +79,16 @@ export class NginxSpanEncoder {
   }
 }
 
-/** A KeyValue { key; AnyValue { string_value } } of a value this many bytes long, tag included. */
+/** AnyValue { string_value } of a value this many bytes long. */
+const anyLength = (length: number) => 1 + varintSize(length) + length;
+/** KeyValue { key; value = AnyValue } of the same. */
+function keyValueLength(key: Uint8Array, length: number): number {
+  const any = anyLength(length);
+  return key.length + 1 + varintSize(any) + any;
+}
+/** The same KeyValue as a Span.attributes field, its tag and length included. */
 function attributeSize(key: Uint8Array, length: number): number {
-  const any = 1 + varintSize(length) + length;
-  const keyValue = key.length + 1 + varintSize(any) + any;
+  const keyValue = keyValueLength(key, length);
   return 1 + varintSize(keyValue) + keyValue;
 }
 
@@ -151,12 +158,11 @@ class Writer {
     this.at += 8;
   }
   private attributeHead(key: Uint8Array, length: number, field: number): void {
-    const any = 1 + varintSize(length) + length;
     this.tag(field, LEN);
-    this.varint(key.length + 1 + varintSize(any) + any);
+    this.varint(keyValueLength(key, length));
     this.bytes(key);
     this.tag(2, LEN);
-    this.varint(any);
+    this.varint(anyLength(length));
     this.tag(1, LEN);
     this.varint(length);
   }
