@@ -4,14 +4,20 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { getContainerRuntimeClient } from 'testcontainers';
-import { LABEL_PID, LABEL_RUN, removeLabelled } from '../support/container-engine.js';
+import {
+  LABEL_PID,
+  LABEL_RUN,
+  removeLabelled,
+  stopOrphanDns,
+} from '../support/container-engine.js';
 
 /**
  * Global setup of the container suite (test/containers/vitest.config.ts), so that `npm test`
  * needs nothing exported beforehand and always tests the tree it runs on:
  *   1. points testcontainers at the engine: DOCKER_HOST as given, else podman's socket when it
  *      answers; no reaper (its image cannot be pulled here: every test removes what it made);
- *   2. removes what killed runs left behind (containers, networks, volumes, image tags);
+ *   2. removes what killed runs left behind (containers, networks, volumes, image tags, and a
+ *      dnsmasq whose network is gone: test/support/orphan-dns.ts);
  *   3. (re)builds the project's images from the work tree with
  *      docker/build-airgapped-images.sh (base images too when missing), and the test OpenID
  *      Connect provider's image;
@@ -164,6 +170,7 @@ async function removeLeftovers(): Promise<void> {
     const pid = /:run-(\d+)-/.exec(line)?.[1];
     if (pid && !alive(Number(pid))) await untag(line);
   }
+  await stopOrphanDns();
 }
 
 /** Removes one tag; the image itself goes too when that was its last tag and nothing uses it. */

@@ -16,6 +16,7 @@ export default defineConfig({
     root: new URL('../..', import.meta.url).pathname,
     include: ['test/containers/**/*.test.ts'],
     globalSetup: ['test/containers/global-setup.ts'],
+    setupFiles: ['test/containers/each-file.ts'],
     pool: 'forks',
     // One stack at a time. Two were tried (docs/decisions/20261202-ci-side-by-side.md): each
     // file ran about twice as long, the suite took longer than one at a time (755 s against

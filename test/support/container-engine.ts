@@ -5,6 +5,7 @@ import {
   GenericContainer,
   getContainerRuntimeClient,
 } from 'testcontainers';
+import { stopOrphanDnsmasq } from './orphan-dns.js';
 
 /**
  * What the container tests share: the images under test, labels on everything they create
@@ -120,6 +121,22 @@ export async function removeLabelled(key: string, value?: string): Promise<strin
     removed.push(`volume ${volume.Name}`);
   }
   return removed;
+}
+
+/**
+ * Stops the CNI dnsname plugin's dnsmasq processes whose network is gone (test/support/orphan-dns.ts
+ * says how one breaks every later network), and says so: the container suite runs it before each
+ * file and at its start.
+ */
+export async function stopOrphanDns(): Promise<void> {
+  const stopped = await stopOrphanDnsmasq(async () => {
+    const client = await engine();
+    return (await client.container.dockerode.listNetworks()).map((network) => network.Name);
+  });
+  for (const { network, pid } of stopped)
+    console.info(
+      `container suite: stopped dnsmasq ${pid}, left running by removed network ${network}`,
+    );
 }
 
 /**
