@@ -1,4 +1,5 @@
 import type { Logger } from '../log.js';
+import type { FromNginxSpanWorker, NginxSpanWorkerData } from './nginx-span-thread.js';
 import { isBackgroundSpan, tracingStarted } from './tracer.js';
 
 /** What a running exporter needs at the end: its last batch sent. */
@@ -57,21 +58,49 @@ export async function startTracing(
   };
 }
 
+/**
+ * nginx's span records received and exported on a thread of their own, at the lowest priority
+ * (nginx-span-worker.ts): the sidecar's own thread keeps answering nginx's questions, and the
+ * records' work never preempts nginx. Resolves once the thread listens; rejects if it cannot.
+ */
 async function receiveNginxSpans(
   endpoint: string,
   listen: { host: string; port: number },
   log: Logger,
 ): Promise<RunningTracing> {
-  const [{ exportNginxSpans }, { listenForNginxSpans }] = await Promise.all([
-    import('./nginx-span-export.js'),
-    import('./nginx-spans.js'),
-  ]);
-  const spans = exportNginxSpans(endpoint, log);
-  const socket = await listenForNginxSpans(listen, spans, log);
+  const { Worker } = await import('node:worker_threads');
+  const data: NginxSpanWorkerData = { endpoint, listen };
+  const worker = new Worker(spanWorkerUrl(), { workerData: data });
+  let done: () => void = () => {};
+  const finished = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  await new Promise<void>((resolve, reject) => {
+    worker.on('message', (message: FromNginxSpanWorker) => {
+      if ('log' in message) log[message.log.level](message.log.message, message.log.fields);
+      else if ('ready' in message) resolve();
+      else if ('failed' in message) reject(new Error(`tracing: ${message.failed}`));
+      else done();
+    });
+    worker.once('error', reject);
+    worker.once('exit', (code) => {
+      reject(new Error(`tracing: the span thread exited (${code})`));
+      done();
+    });
+  });
   return {
     async shutdown() {
-      socket.close();
-      await spans.shutdown();
+      worker.postMessage('shutdown');
+      await finished;
+      await worker.terminate();
     },
   };
+}
+
+/** The thread's entry: built JavaScript, also when the sidecar runs from its TypeScript (tests). */
+function spanWorkerUrl(): URL {
+  const here = import.meta.url;
+  return here.endsWith('.ts')
+    ? new URL('../../dist/sidecar/tracing/nginx-span-worker.js', here)
+    : new URL('./nginx-span-worker.js', here);
 }
