@@ -135,7 +135,10 @@ export function expectEngineSaw(seen: string[], outcome: Outcome): void {
 /** The request ids the engine logged in `log` (its JSON lines, behind compose's prefix or not), with the path it saw. */
 function engineRequests(log: string): Map<string, string> {
   const seen = new Map<string, string>();
-  for (const line of log.split('\n')) {
+  // Only whole lines: the engine may be writing the last one while the log is read.
+  const lines = log.split('\n');
+  lines.pop();
+  for (const line of lines) {
     if (!line.includes('"engine request"')) continue;
     const entry = JSON.parse(line.slice(line.indexOf('{'))) as {
       request_id?: string;
